@@ -1,0 +1,1 @@
+"""causeline: one timeline for ML serving incidents."""

@@ -1,0 +1,66 @@
+"""The ``causeline`` command: a thin composition root over the subcommand modules."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+# Each module defines ``register(subparsers)``; the server stack is imported only
+# inside the command that needs it, so the agent install stays light.
+COMMAND_MODULES = [
+    "causeline.commands.serve",
+    "causeline.commands.db",
+    "causeline.commands.token",
+    "causeline.commands.bundle_io",
+]
+
+EPILOG = """examples:
+  causeline serve --port 8400                 # ingest API and queries on the embedded SQLite
+  causeline token create gpu-node-1           # a token for one agent
+  causeline import ../shared/scenarios/public/01-input-length-drift
+  causeline export ./incident --from 2024-11-25T08:00Z --to 2024-11-25T10:00Z
+"""
+
+
+class CliError(Exception):
+    """A user-facing error: printed without a traceback, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="causeline",
+        description="One timeline for ML serving incidents.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line and return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not args.verbose:
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        return int(args.func(args) or 0)
+    except CliError as exc:
+        print(f"causeline {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

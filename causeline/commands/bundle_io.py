@@ -1,0 +1,121 @@
+"""``causeline import`` and ``causeline export``: incident bundles in and out of the store."""
+
+from __future__ import annotations
+
+import sys
+
+from causeline.cli import CliError
+from causeline.commands.common import add_database_option, parse_time, subparser
+
+
+def register(sub) -> None:
+    """Add the import and export subcommands."""
+    imp = subparser(
+        sub,
+        "import",
+        "load an incident bundle (metrics, changes, topology, SLA)",
+        "causeline import ../shared/scenarios/public/01-input-length-drift",
+    )
+    imp.add_argument("bundle", help="bundle folder (see docs/bundles.md)")
+    add_database_option(imp)
+    imp.set_defaults(func=import_cmd)
+    exp = subparser(
+        sub,
+        "export",
+        "write the stored data of a time window as a bundle",
+        "causeline export ./incident-42 --from 2024-11-25T08:00Z --to 2024-11-25T10:00Z",
+    )
+    exp.add_argument("out", help="folder to write (created if missing)")
+    exp.add_argument(
+        "--from",
+        dest="start",
+        required=True,
+        type=parse_time,
+        help="window start: unix seconds or ISO 8601",
+    )
+    exp.add_argument(
+        "--to",
+        dest="end",
+        required=True,
+        type=parse_time,
+        help="window end: unix seconds or ISO 8601",
+    )
+    exp.add_argument(
+        "--sla", default=None, help="SLA to write as sla.json (needed when several are stored)"
+    )
+    add_database_option(exp)
+    exp.set_defaults(func=export_cmd)
+
+
+class _Progress:
+    """Print a progress line to stderr when it is a terminal, else at most a few lines."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.tty = sys.stderr.isatty()
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        pct = 100 if total == 0 else int(100 * done / total)
+        if self.tty:
+            print(
+                f"\r{self.what}: {done:,}/{total:,} samples ({pct}%)",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+            if done >= total:
+                print(file=sys.stderr)
+        elif pct // 25 != self.last // 25 or done >= total:
+            print(f"{self.what}: {done:,}/{total:,} samples ({pct}%)", file=sys.stderr)
+        self.last = pct
+
+
+def _engine(url):
+    from causeline.commands.db import ensure_schema
+    from correlator.store.engine import make_engine, resolve_database_url
+
+    url = resolve_database_url(url)
+    ensure_schema(url)
+    return make_engine(url)
+
+
+def import_cmd(args) -> int:
+    """Validate the whole bundle, then store it in one transaction."""
+    from correlator.bundle import BundleError, read_bundle
+    from correlator.store.bundles import import_bundle
+
+    try:
+        bundle = read_bundle(args.bundle)
+    except BundleError as exc:
+        raise CliError(f"{exc}; nothing was imported") from exc
+    engine = _engine(args.database_url)
+    try:
+        summary = import_bundle(engine=engine, bundle=bundle, progress=_Progress("importing"))
+    finally:
+        engine.dispose()
+    print(
+        f"imported {args.bundle}: {summary.series} series, {summary.samples:,} samples "
+        f"({summary.inserted:,} new), {summary.changes} changes, SLA {bundle.sla['name']!r}"
+    )
+    return 0
+
+
+def export_cmd(args) -> int:
+    """Write the window's series, changes, topology and SLA as a bundle folder."""
+    from correlator.bundle import write_bundle
+    from correlator.store.bundles import ExportError, export_bundle
+
+    engine = _engine(args.database_url)
+    try:
+        bundle = export_bundle(engine=engine, start=args.start, end=args.end, sla_name=args.sla)
+    except ExportError as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        engine.dispose()
+    write_bundle(args.out, bundle)
+    print(
+        f"wrote {args.out}: {len(bundle.series)} series, {bundle.extra['samples']:,} samples, "
+        f"{len(bundle.changes)} changes, SLA {bundle.sla['name']!r}"
+    )
+    return 0

@@ -1,0 +1,76 @@
+"""``causeline db upgrade``: build or upgrade the schema through the migrations."""
+
+from __future__ import annotations
+
+from causeline.cli import CliError
+from causeline.commands.common import add_database_option, subparser
+
+
+def register(sub) -> None:
+    """Add the db subcommand group."""
+    p = subparser(sub, "db", "manage the database schema", "causeline db upgrade")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    up = subparser(
+        actions,
+        "upgrade",
+        "apply every pending migration",
+        "causeline db upgrade --database-url postgresql+psycopg://root@127.0.0.1/test",
+    )
+    add_database_option(up)
+    up.set_defaults(func=upgrade)
+    cur = subparser(actions, "current", "print the schema revision", "causeline db current")
+    add_database_option(cur)
+    cur.set_defaults(func=current)
+
+
+def _engine(url):
+    from correlator.store.engine import make_engine
+
+    return make_engine(url)
+
+
+def upgrade(args) -> int:
+    """Apply pending migrations and print the revision reached."""
+    from sqlalchemy.exc import OperationalError
+
+    from correlator.store.migrate import current_revision
+    from correlator.store.migrate import upgrade as do_upgrade
+
+    engine = _engine(args.database_url)
+    try:
+        do_upgrade(engine)
+        print(f"database at revision {current_revision(engine)}")
+    except OperationalError as exc:
+        raise CliError(f"cannot reach the database: {exc.orig}") from exc
+    finally:
+        engine.dispose()
+    return 0
+
+
+def current(args) -> int:
+    """Print the current schema revision."""
+    from correlator.store.migrate import current_revision
+
+    engine = _engine(args.database_url)
+    try:
+        print(current_revision(engine) or "no schema (run `causeline db upgrade`)")
+    finally:
+        engine.dispose()
+    return 0
+
+
+def ensure_schema(url: str) -> None:
+    """Upgrade an embedded SQLite file; require an explicit upgrade elsewhere."""
+    from correlator.store.migrate import current_revision
+    from correlator.store.migrate import upgrade as do_upgrade
+
+    engine = _engine(url)
+    try:
+        if url.startswith("sqlite"):
+            do_upgrade(engine)
+        elif current_revision(engine) is None:
+            raise CliError(
+                "the database has no schema: run `causeline db upgrade --database-url ...` first"
+            )
+    finally:
+        engine.dispose()

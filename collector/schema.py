@@ -1,0 +1,205 @@
+"""The ingest wire contract shared by the agent and the service.
+
+A batch is columnar JSON (optionally gzip-compressed)::
+
+    {"batch_id": "4f1c...",                      # optional, for logs and replays
+     "series": [{"name": "gpu_utilization_percent",
+                 "labels": {"host": "gpu-node-1", "gpu": "0"},
+                 "timestamps": [1733131200.0, 1733131215.0],   # unix seconds
+                 "values": [35.0, 37.5]}],
+     "events": [{"id": "xid-gpu-node-1-0-1733131230", "ts": 1733131230.0,
+                 "kind": "gpu_xid", "summary": "XID 79 on GPU 0",
+                 "labels": {"host": "gpu-node-1", "gpu": "0"}}]}
+
+Each (series, timestamp) is stored once, so a replayed batch never double-counts;
+each event is stored once per ``id``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+MAX_SERIES_PER_BATCH = 10_000
+MAX_SAMPLES_PER_BATCH = 1_000_000
+MAX_BODY_BYTES = 32 * 1024 * 1024
+METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_NUMBER = (int, float)
+
+
+class BatchError(ValueError):
+    """A batch that breaks the contract; ``path`` names the offending field."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class SeriesBatch:
+    """Samples of one series: metric name, labels and parallel arrays."""
+
+    name: str
+    labels: dict[str, str]
+    timestamps: list[float]
+    values: list[float]
+
+    @property
+    def key(self) -> str:
+        """Return the stable identity of this series."""
+        return series_key(self.name, self.labels)
+
+
+@dataclass(slots=True)
+class Event:
+    """A point event on the timeline (GPU XID error, failed synthetic check...)."""
+
+    id: str
+    ts: float
+    kind: str
+    summary: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Batch:
+    """One delivery from an agent."""
+
+    series: list[SeriesBatch]
+    events: list[Event] = field(default_factory=list)
+    batch_id: str | None = None
+
+    @property
+    def sample_count(self) -> int:
+        """Return the number of samples across all series."""
+        return sum(len(s.timestamps) for s in self.series)
+
+    def to_json(self) -> dict:
+        """Return the wire form of this batch."""
+        out: dict = {
+            "series": [
+                {"name": s.name, "labels": s.labels, "timestamps": s.timestamps, "values": s.values}
+                for s in self.series
+            ]
+        }
+        if self.events:
+            out["events"] = [
+                {"id": e.id, "ts": e.ts, "kind": e.kind, "summary": e.summary, "labels": e.labels}
+                for e in self.events
+            ]
+        if self.batch_id:
+            out["batch_id"] = self.batch_id
+        return out
+
+
+def series_key(name: str, labels: dict[str, str]) -> str:
+    """Return a stable 32-hex-digit key for a metric name and label set."""
+    canonical = json.dumps([name, sorted(labels.items())], separators=(",", ":"))
+    return hashlib.blake2b(canonical.encode(), digest_size=16).hexdigest()
+
+
+def format_series(name: str, labels: dict[str, str]) -> str:
+    """Return the PromQL-style text of a series, e.g. ``m{a="1"}``."""
+    inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    return f"{name}{{{inner}}}"
+
+
+def _labels(obj: object, path: str) -> dict[str, str]:
+    if obj is None:
+        return {}
+    if not isinstance(obj, dict):
+        raise BatchError(path, "must be an object of string values")
+    for k, v in obj.items():
+        if not LABEL_NAME_RE.match(k):
+            raise BatchError(f"{path}.{k}", "label name must match [a-zA-Z_][a-zA-Z0-9_]*")
+        if not isinstance(v, str):
+            raise BatchError(f"{path}.{k}", f"label value must be a string, got {type(v).__name__}")
+    return obj
+
+
+def _timestamps(obj: object, path: str) -> list[float]:
+    if not isinstance(obj, list):
+        raise BatchError(path, "must be an array of unix seconds")
+    for i, t in enumerate(obj):
+        if type(t) not in _NUMBER or not math.isfinite(t) or t < 0:
+            raise BatchError(f"{path}[{i}]", f"timestamp must be a finite number >= 0, got {t!r}")
+    return obj
+
+
+def _values(obj: object, path: str, allow_non_finite: bool) -> list[float]:
+    if not isinstance(obj, list):
+        raise BatchError(path, "must be an array of numbers")
+    for i, v in enumerate(obj):
+        if type(v) not in _NUMBER:
+            raise BatchError(f"{path}[{i}]", f"value must be a number, got {v!r}")
+        if not allow_non_finite and not math.isfinite(v):
+            raise BatchError(f"{path}[{i}]", f"value must be finite, got {v!r}")
+    return obj
+
+
+def parse_series(obj: object, path: str, *, allow_non_finite: bool = False) -> SeriesBatch:
+    """Validate one series object of the wire form."""
+    if not isinstance(obj, dict):
+        raise BatchError(path, "must be an object with name, labels, timestamps, values")
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        raise BatchError(f"{path}.name", "metric name must be a non-empty string")
+    if not METRIC_NAME_RE.match(name):
+        raise BatchError(f"{path}.name", f"invalid metric name {name!r}")
+    labels = _labels(obj.get("labels"), f"{path}.labels")
+    ts = _timestamps(obj.get("timestamps"), f"{path}.timestamps")
+    values = _values(obj.get("values"), f"{path}.values", allow_non_finite)
+    if len(ts) != len(values):
+        raise BatchError(
+            path, f"timestamps ({len(ts)}) and values ({len(values)}) differ in length"
+        )
+    return SeriesBatch(name=name, labels=labels, timestamps=ts, values=values)
+
+
+def parse_event(obj: object, path: str) -> Event:
+    """Validate one event object of the wire form."""
+    if not isinstance(obj, dict):
+        raise BatchError(path, "must be an object with id, ts, kind, summary")
+    for key in ("id", "kind", "summary"):
+        if not isinstance(obj.get(key), str) or not obj[key]:
+            raise BatchError(f"{path}.{key}", "must be a non-empty string")
+    ts = obj.get("ts")
+    if type(ts) not in _NUMBER or not math.isfinite(ts) or ts < 0:
+        raise BatchError(f"{path}.ts", f"timestamp must be a finite number >= 0, got {ts!r}")
+    labels = _labels(obj.get("labels"), f"{path}.labels")
+    return Event(
+        id=obj["id"], ts=float(ts), kind=obj["kind"], summary=obj["summary"], labels=labels
+    )
+
+
+def parse_batch(
+    obj: object,
+    *,
+    max_series: int = MAX_SERIES_PER_BATCH,
+    max_samples: int = MAX_SAMPLES_PER_BATCH,
+) -> Batch:
+    """Validate a decoded batch; raise ``BatchError`` naming the first bad field."""
+    if not isinstance(obj, dict):
+        raise BatchError("body", "must be a JSON object with a 'series' array")
+    raw_series = obj.get("series", [])
+    if not isinstance(raw_series, list):
+        raise BatchError("series", "must be an array")
+    if len(raw_series) > max_series:
+        raise BatchError("series", f"{len(raw_series)} series exceed the limit of {max_series}")
+    series = [parse_series(s, f"series[{i}]") for i, s in enumerate(raw_series)]
+    total = sum(len(s.timestamps) for s in series)
+    if total > max_samples:
+        raise BatchError("series", f"{total} samples exceed the limit of {max_samples}")
+    raw_events = obj.get("events", [])
+    if not isinstance(raw_events, list):
+        raise BatchError("events", "must be an array")
+    events = [parse_event(e, f"events[{i}]") for i, e in enumerate(raw_events)]
+    batch_id = obj.get("batch_id")
+    if batch_id is not None and not isinstance(batch_id, str):
+        raise BatchError("batch_id", "must be a string")
+    return Batch(series=series, events=events, batch_id=batch_id)

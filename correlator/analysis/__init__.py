@@ -1,0 +1,1 @@
+"""Correlation analysis: one timeline, SLA breach, drift and the ranking of suspects."""

@@ -1,0 +1,78 @@
+"""Environment fingerprints of hosts and model instances."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from correlator.api.auth import ReaderDep, WriterDep
+from correlator.api.deps import EngineDep
+from correlator.store.engine import write_transaction
+from correlator.store.fingerprints import add_fingerprint, latest_fingerprint, list_fingerprints
+
+router = APIRouter(tags=["fingerprints"])
+
+
+class FingerprintIn(BaseModel):
+    """A fingerprint as the agent sends it."""
+
+    host: str = Field(min_length=1)
+    instance: str | None = None
+    model: str | None = None
+    ts: float | None = Field(default=None, description="unix seconds; default now")
+    fingerprint: dict[str, Any]
+
+
+@router.post("/api/v1/fingerprints", status_code=201)
+async def post_fingerprint(body: FingerprintIn, engine: EngineDep, _writer: WriterDep) -> dict:
+    """Store a host's fingerprint; an unchanged one is stored once."""
+
+    def run() -> bool:
+        with write_transaction(engine) as conn:
+            return add_fingerprint(
+                conn=conn,
+                host=body.host,
+                instance=body.instance or "",
+                model=body.model or "",
+                ts=body.ts or time.time(),
+                body=body.fingerprint,
+            )
+
+    return {"stored": await run_in_threadpool(run)}
+
+
+@router.get("/api/v1/fingerprints")
+async def get_fingerprints(
+    engine: EngineDep, _reader: ReaderDep, host: Annotated[str | None, Query()] = None
+) -> list[dict]:
+    """List fingerprints, newest first."""
+
+    def run():
+        with engine.connect() as conn:
+            return list_fingerprints(conn=conn, host=host)
+
+    return await run_in_threadpool(run)
+
+
+@router.get("/api/v1/fingerprints/latest")
+async def get_latest(
+    engine: EngineDep,
+    _reader: ReaderDep,
+    host: Annotated[str, Query()],
+    instance: str | None = None,
+    model: str | None = None,
+) -> dict:
+    """Return the newest fingerprint of a host; 404 when none is stored."""
+
+    def run():
+        with engine.connect() as conn:
+            return latest_fingerprint(conn=conn, host=host, instance=instance, model=model)
+
+    found = await run_in_threadpool(run)
+    if found is None:
+        raise HTTPException(404, f"no fingerprint stored for host {host!r}")
+    return found

@@ -1,0 +1,88 @@
+"""POST /api/v1/ingest: columnar batches from agents, atomic and idempotent."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from collector.schema import BatchError, parse_batch
+from correlator.api.auth import WriterDep
+from correlator.api.body import read_json_body
+from correlator.store.ingest import store_batch
+
+router = APIRouter(tags=["ingest"])
+
+
+class SeriesIn(BaseModel):
+    """One series of a batch (documentation of the wire form)."""
+
+    name: str = Field(examples=["gpu_utilization_percent"], description="metric name")
+    labels: dict[str, str] = Field(default_factory=dict, examples=[{"host": "gpu-node-1"}])
+    timestamps: list[float] = Field(description="unix seconds", examples=[[1733131200.0]])
+    values: list[float] = Field(description="finite numbers, one per timestamp", examples=[[35.0]])
+
+
+class EventIn(BaseModel):
+    """A point event of a batch (documentation of the wire form)."""
+
+    id: str = Field(description="stable id; an event is stored once per id")
+    ts: float
+    kind: str = Field(examples=["gpu_xid"])
+    summary: str
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class BatchIn(BaseModel):
+    """A batch as agents send it; gzip with Content-Encoding: gzip is accepted."""
+
+    batch_id: str | None = None
+    series: list[SeriesIn]
+    events: list[EventIn] = Field(default_factory=list)
+
+
+class IngestOut(BaseModel):
+    """What the batch did: samples given and newly stored."""
+
+    series: int
+    samples: int
+    inserted: int
+    events: int
+
+
+@router.post(
+    "/api/v1/ingest",
+    response_model=IngestOut,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": BatchIn.model_json_schema(ref_template="#/components/schemas/{model}")
+                }
+            },
+        }
+    },
+    responses={
+        401: {"description": "missing or invalid token; nothing stored"},
+        413: {"description": "body too large; nothing stored"},
+        422: {"description": "invalid batch; detail names the field; nothing stored"},
+    },
+)
+async def ingest(request: Request, _writer: WriterDep) -> IngestOut:
+    """Store a batch whole or not at all; resent samples are stored once."""
+    settings = request.app.state.settings
+    doc = await read_json_body(request, settings.max_body_bytes)
+    try:
+        batch = parse_batch(doc, max_series=settings.max_series_per_batch)
+    except BatchError as exc:
+        raise HTTPException(422, {"field": exc.path, "reason": exc.reason}) from exc
+    result = await run_in_threadpool(
+        store_batch,
+        engine=request.app.state.engine,
+        batch=batch,
+        cache=request.app.state.series_cache,
+    )
+    return IngestOut(
+        series=result.series, samples=result.samples, inserted=result.inserted, events=result.events
+    )

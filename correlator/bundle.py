@@ -1,0 +1,228 @@
+"""Read and write incident bundles (the folder format of shared FORMAT.md)."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+CHANGE_KINDS = ("deploy", "config", "feature", "image", "capacity", "infra")
+AGGREGATES = ("max", "min", "mean", "sum")
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be read; names the file and what is wrong."""
+
+    def __init__(self, file: Path | str, message: str):
+        super().__init__(f"{file}: {message}")
+        self.file = str(file)
+        self.message = message
+
+
+@dataclass(slots=True)
+class Series:
+    """One series: metric name, labels, and float64 arrays of unix seconds and values."""
+
+    name: str
+    labels: dict[str, str]
+    ts: np.ndarray
+    values: np.ndarray
+
+
+@dataclass
+class Bundle:
+    """Everything needed to analyse one incident offline."""
+
+    series: list[Series]
+    changes: list[dict]
+    topology: dict
+    sla: dict
+    baseline: list[Series] | None = None
+    path: Path | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def format_value(value: float) -> str:
+    """Format a float the way Prometheus writes sample values."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def _load_json(path: Path):
+    try:
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        return orjson.loads(raw)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise BundleError(path, f"cannot read: {exc}") from exc
+    except orjson.JSONDecodeError as exc:
+        raise BundleError(path, f"broken JSON: {exc}") from exc
+
+
+def _find(folder: Path, stem: str, required: bool) -> Path | None:
+    for candidate in (folder / f"{stem}.json", folder / f"{stem}.json.gz"):
+        if candidate.is_file():
+            return candidate
+    if required:
+        raise BundleError(folder / f"{stem}.json", "missing (required by the bundle format)")
+    return None
+
+
+def parse_matrix(doc: object, path: Path | str) -> list[Series]:
+    """Convert a Prometheus ``query_range`` response into series."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict):
+        raise BundleError(path, 'expected a query_range response {"status", "data": {...}}')
+    if doc.get("status", "success") != "success":
+        raise BundleError(path, f"status is {doc.get('status')!r}, not 'success'")
+    data = doc["data"]
+    if data.get("resultType") != "matrix":
+        raise BundleError(path, f"resultType is {data.get('resultType')!r}, expected 'matrix'")
+    result = data.get("result")
+    if not isinstance(result, list):
+        raise BundleError(path, "data.result must be a list")
+    out = []
+    for i, item in enumerate(result):
+        where = f"data.result[{i}]"
+        if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
+            raise BundleError(path, f"{where}: expected an object with 'metric' and 'values'")
+        labels = dict(item["metric"])
+        name = labels.pop("__name__", None)
+        if not isinstance(name, str) or not name:
+            raise BundleError(path, f"{where}.metric: '__name__' is missing or empty")
+        if not all(isinstance(v, str) for v in labels.values()):
+            raise BundleError(path, f"{where}.metric: label values must be strings")
+        values = item.get("values")
+        if not isinstance(values, list):
+            raise BundleError(path, f"{where}.values: must be a list of [time, value] pairs")
+        try:
+            ts = np.fromiter((p[0] for p in values), np.float64, len(values))
+            vs = np.array([p[1] for p in values], dtype=np.float64)
+        except (TypeError, ValueError, IndexError, KeyError) as exc:
+            raise BundleError(
+                path, f'{where}.values: each sample must be [unix_seconds, "value"] ({exc})'
+            ) from exc
+        if not np.all(np.isfinite(ts)):
+            raise BundleError(path, f"{where}.values: timestamps must be finite numbers")
+        if ts.size > 1 and np.any(np.diff(ts) <= 0):
+            order = np.argsort(ts, kind="stable")
+            ts, vs = ts[order], vs[order]
+            keep = np.concatenate(([True], np.diff(ts) > 0))
+            ts, vs = ts[keep], vs[keep]
+        out.append(Series(name=name, labels=labels, ts=ts, values=vs))
+    return out
+
+
+def _check_changes(changes: object, path: Path) -> list[dict]:
+    if not isinstance(changes, list):
+        raise BundleError(path, "must be a list of change events")
+    for i, c in enumerate(changes):
+        if not isinstance(c, dict):
+            raise BundleError(path, f"[{i}]: must be an object")
+        for key in ("id", "kind"):
+            if not isinstance(c.get(key), str) or not c[key]:
+                raise BundleError(path, f"[{i}].{key}: must be a non-empty string")
+        ts = c.get("ts")
+        if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts):
+            raise BundleError(path, f"[{i}].ts: must be unix seconds, got {ts!r}")
+        if not isinstance(c.get("labels", {}), dict):
+            raise BundleError(path, f"[{i}].labels: must be an object")
+    return changes
+
+
+def _check_topology(topology: object, path: Path) -> dict:
+    if not isinstance(topology, dict):
+        raise BundleError(path, 'must be an object {"nodes": [...], "edges": [...]}')
+    nodes, edges = topology.get("nodes", []), topology.get("edges", [])
+    if not isinstance(nodes, list) or not isinstance(edges, list):
+        raise BundleError(path, "'nodes' and 'edges' must be lists")
+    for i, n in enumerate(nodes):
+        if not isinstance(n, dict) or not isinstance(n.get("id"), str):
+            raise BundleError(path, f"nodes[{i}]: must be an object with a string 'id'")
+    for i, e in enumerate(edges):
+        if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("from", "to")):
+            raise BundleError(path, f"edges[{i}]: must be an object with string 'from' and 'to'")
+    return {"nodes": nodes, "edges": edges}
+
+
+def check_sla(sla: object, path: Path | str) -> dict:
+    """Validate an SLA object; raise ``BundleError`` naming the field."""
+    if not isinstance(sla, dict):
+        raise BundleError(path, "must be an object")
+    for key in ("name", "metric"):
+        if not isinstance(sla.get(key), str) or not sla[key]:
+            raise BundleError(path, f"'{key}' must be a non-empty string")
+    if not isinstance(sla.get("labels", {}), dict):
+        raise BundleError(path, "'labels' must be an object")
+    if sla.get("aggregate", "max") not in AGGREGATES:
+        raise BundleError(path, f"'aggregate' must be one of {', '.join(AGGREGATES)}")
+    if "breach_start" in sla:
+        if not isinstance(sla["breach_start"], int | float):
+            raise BundleError(path, "'breach_start' must be unix seconds")
+        return sla
+    if sla.get("op") not in (">", "<"):
+        raise BundleError(path, "'op' must be '>' or '<' (or give 'breach_start')")
+    if not isinstance(sla.get("threshold"), int | float):
+        raise BundleError(path, "'threshold' must be a number (or give 'breach_start')")
+    if not isinstance(sla.get("for_seconds", 0), int | float):
+        raise BundleError(path, "'for_seconds' must be a number of seconds")
+    return sla
+
+
+def read_bundle(folder: Path | str) -> Bundle:
+    """Read a bundle folder; raise ``BundleError`` naming the file on any problem."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BundleError(folder, "not a folder")
+    metrics_path = _find(folder, "metrics", required=True)
+    changes_path = _find(folder, "changes", required=True)
+    topology_path = _find(folder, "topology", required=True)
+    sla_path = _find(folder, "sla", required=True)
+    baseline_path = _find(folder, "baseline", required=False)
+    return Bundle(
+        series=parse_matrix(_load_json(metrics_path), metrics_path),
+        changes=_check_changes(_load_json(changes_path), changes_path),
+        topology=_check_topology(_load_json(topology_path), topology_path),
+        sla=check_sla(_load_json(sla_path), sla_path),
+        baseline=parse_matrix(_load_json(baseline_path), baseline_path) if baseline_path else None,
+        path=folder,
+    )
+
+
+def matrix_document(series: list[Series]) -> dict:
+    """Return the Prometheus ``query_range`` response form of series."""
+    result = []
+    for s in series:
+        values = [
+            [round(float(t), 3), format_value(float(v))]
+            for t, v in zip(s.ts, s.values, strict=True)
+        ]
+        result.append({"metric": {"__name__": s.name, **s.labels}, "values": values})
+    return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
+
+def write_bundle(folder: Path | str, bundle: Bundle) -> Path:
+    """Write a bundle folder (metrics gzip-compressed) and return its path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    opts = orjson.OPT_INDENT_2
+    (folder / "metrics.json.gz").write_bytes(
+        gzip.compress(orjson.dumps(matrix_document(bundle.series)), compresslevel=6)
+    )
+    (folder / "changes.json").write_bytes(orjson.dumps(bundle.changes, option=opts))
+    (folder / "topology.json").write_bytes(orjson.dumps(bundle.topology, option=opts))
+    (folder / "sla.json").write_bytes(orjson.dumps(bundle.sla, option=opts))
+    if bundle.baseline:
+        (folder / "baseline.json.gz").write_bytes(
+            gzip.compress(orjson.dumps(matrix_document(bundle.baseline)), compresslevel=6)
+        )
+    return folder

@@ -1,0 +1,84 @@
+"""PromQL-style series selectors: ``name{label="v", other=~"re.*", x!="y"}``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(,|$)')
+
+
+class SelectorError(ValueError):
+    """A selector that cannot be parsed; the message says where."""
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """One label matcher."""
+
+    label: str
+    op: str
+    value: str
+    pattern: re.Pattern | None = field(default=None, compare=False)
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        """Return whether the labels satisfy this matcher (absent label reads as "")."""
+        actual = labels.get(self.label, "")
+        if self.op == "=":
+            return actual == self.value
+        if self.op == "!=":
+            return actual != self.value
+        hit = self.pattern.fullmatch(actual) is not None
+        return hit if self.op == "=~" else not hit
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A metric name (optional) and label matchers."""
+
+    name: str | None = None
+    matchers: tuple[Matcher, ...] = ()
+
+    def matches(self, name: str, labels: dict[str, str]) -> bool:
+        """Return whether a series is selected."""
+        if self.name is not None and name != self.name:
+            return False
+        return all(m.matches(labels) for m in self.matchers)
+
+
+def _matcher(label: str, op: str, value: str) -> Matcher:
+    value = value.encode().decode("unicode_escape") if "\\" in value else value
+    pattern = None
+    if op in ("=~", "!~"):
+        try:
+            pattern = re.compile(value)
+        except re.error as exc:
+            raise SelectorError(f"bad regular expression for {label}: {exc}") from exc
+    return Matcher(label, op, value, pattern)
+
+
+def parse_selector(text: str) -> Selector:
+    """Parse a selector such as ``model_latency_p99_ms{model="m1"}``."""
+    text = text.strip()
+    match = re.fullmatch(rf"({_NAME})?\s*(?:\{{(.*)\}})?", text, flags=re.S)
+    if not text or match is None:
+        raise SelectorError(f'cannot parse selector {text!r}; expected name{{label="value"}}')
+    name, body = match.group(1), match.group(2)
+    matchers = []
+    pos = 0
+    body = (body or "").strip()
+    while pos < len(body):
+        m = _MATCHER.match(body, pos)
+        if m is None:
+            raise SelectorError(f"cannot parse label matcher at {body[pos:]!r}")
+        matchers.append(_matcher(m.group(1), m.group(2), m.group(3)))
+        pos = m.end()
+    if name is None and not matchers:
+        raise SelectorError("a selector needs a metric name or at least one label matcher")
+    return Selector(name=name, matchers=tuple(matchers))
+
+
+def selector_from_labels(name: str | None, labels: dict[str, str]) -> Selector:
+    """Return the selector of a name and exact label values."""
+    return Selector(name=name, matchers=tuple(Matcher(k, "=", v) for k, v in labels.items()))

@@ -1,0 +1,41 @@
+"""Repository functions for point events on the timeline."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, select
+from sqlalchemy.orm import Session
+
+from collector.schema import Event
+from correlator.store.dialect import upsert_insert
+from correlator.store.tables import Event as EventRow
+
+
+def insert_events(*, conn: Connection, events: list[Event]) -> int:
+    """Insert events once per id; return how many were new."""
+    if not events:
+        return 0
+    rows = [
+        {
+            "id": e.id,
+            "ts": round(e.ts * 1000),
+            "kind": e.kind,
+            "summary": e.summary,
+            "labels": e.labels,
+        }
+        for e in events
+    ]
+    result = conn.execute(upsert_insert(conn, EventRow).on_conflict_do_nothing(), rows)
+    return max(result.rowcount, 0)
+
+
+def list_events(*, conn: Connection, start: float, end: float) -> list[dict]:
+    """Return events with start <= ts <= end (unix seconds), oldest first."""
+    stmt = (
+        select(EventRow)
+        .where(EventRow.ts >= round(start * 1000), EventRow.ts <= round(end * 1000))
+        .order_by(EventRow.ts)
+    )
+    return [
+        {"id": e.id, "ts": e.ts / 1000.0, "kind": e.kind, "summary": e.summary, "labels": e.labels}
+        for e in Session(conn).scalars(stmt)
+    ]

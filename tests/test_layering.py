@@ -1,0 +1,54 @@
+"""The layering rule: collector imports no project module; analysis imports no store or API."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = ("collector", "correlator", "dashboard", "causeline", "migrations")
+SERVER_STACK = ("pandas", "scipy", "sqlalchemy", "dash", "plotly", "fastapi", "alembic")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _files(folder: str):
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+def test_collector_imports_no_project_module_and_no_server_stack():
+    for path in _files("collector"):
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top not in PROJECT or top == "collector", f"{path}: imports {name}"
+            assert top not in SERVER_STACK, f"{path}: imports {name}"
+
+
+def test_correlator_imports_only_collector_schema():
+    for path in _files("correlator"):
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top == "collector":
+                assert name == "collector.schema", f"{path}: imports {name}"
+            assert top not in ("dashboard", "causeline"), f"{path}: imports {name}"
+
+
+def test_analysis_modules_import_no_store_or_api():
+    pure = [
+        *_files("correlator/analysis"),
+        ROOT / "correlator" / "bundle.py",
+        ROOT / "correlator" / "selector.py",
+    ]
+    for path in pure:
+        for name in _imports(path):
+            assert not name.startswith(("correlator.store", "correlator.api")), (path, name)
+            assert name.split(".")[0] not in ("sqlalchemy", "fastapi", "starlette"), (path, name)
