@@ -18,7 +18,6 @@ each event is stored once per ``id``.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ MAX_BODY_BYTES = 32 * 1024 * 1024
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _NUMBER = (int, float)
+_NUMBER_SET = {int, float}
 
 
 class BatchError(ValueError):
@@ -99,7 +99,10 @@ class Batch:
 
 def series_key(name: str, labels: dict[str, str]) -> str:
     """Return a stable 32-hex-digit key for a metric name and label set."""
-    canonical = json.dumps([name, sorted(labels.items())], separators=(",", ":"))
+    # Length-prefixed fields make the encoding unambiguous whatever the label values hold.
+    canonical = f"{len(name)}:{name}" + "".join(
+        f"{len(k)}:{k}{len(v)}:{v}" for k, v in sorted(labels.items())
+    )
     return hashlib.blake2b(canonical.encode(), digest_size=16).hexdigest()
 
 
@@ -122,9 +125,16 @@ def _labels(obj: object, path: str) -> dict[str, str]:
     return obj
 
 
+def _all_finite_numbers(items: list) -> bool:
+    """Return True when every item is an int or float and finite (the common, fast case)."""
+    return set(map(type, items)) <= _NUMBER_SET and math.isfinite(sum(items))
+
+
 def _timestamps(obj: object, path: str) -> list[float]:
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of unix seconds")
+    if _all_finite_numbers(obj) and (not obj or min(obj) >= 0):
+        return obj
     for i, t in enumerate(obj):
         if type(t) not in _NUMBER or not math.isfinite(t) or t < 0:
             raise BatchError(f"{path}[{i}]", f"timestamp must be a finite number >= 0, got {t!r}")
@@ -134,6 +144,8 @@ def _timestamps(obj: object, path: str) -> list[float]:
 def _values(obj: object, path: str, allow_non_finite: bool) -> list[float]:
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of numbers")
+    if _all_finite_numbers(obj):
+        return obj
     for i, v in enumerate(obj):
         if type(v) not in _NUMBER:
             raise BatchError(f"{path}[{i}]", f"value must be a number, got {v!r}")

@@ -53,7 +53,9 @@ def import_bundle(
         rows: list = []
         for s in bundle.series:
             rows.extend(
-                sample_rows(ids[series_key(s.name, s.labels)], s.ts.tolist(), s.values.tolist())
+                sample_rows(
+                    [ids[series_key(s.name, s.labels)]], [s.ts.tolist()], [s.values.tolist()]
+                )
             )
             if len(rows) >= 50_000:
                 done += len(rows)

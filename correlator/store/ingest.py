@@ -54,7 +54,8 @@ class SeriesCache:
 def store_batch(*, engine: Engine, batch: Batch, cache: SeriesCache | None = None) -> IngestResult:
     """Write a whole batch or nothing; (series, ts) pairs and event ids already stored are kept."""
     cache = cache or SeriesCache()
-    keyed = {s.key: s for s in batch.series}
+    keys = [s.key for s in batch.series]
+    keyed = dict(zip(keys, batch.series, strict=True))
     known, missing = cache.lookup(list(keyed))
     new_ids: dict[str, int] = {}
     with write_transaction(engine) as conn:
@@ -63,9 +64,11 @@ def store_batch(*, engine: Engine, batch: Batch, cache: SeriesCache | None = Non
                 conn=conn, items={k: (keyed[k].name, keyed[k].labels) for k in missing}
             )
         ids = known | new_ids
-        rows = []
-        for s in batch.series:
-            rows.extend(sample_rows(ids[s.key], s.timestamps, s.values))
+        rows = sample_rows(
+            [ids[k] for k in keys],
+            [s.timestamps for s in batch.series],
+            [s.values for s in batch.series],
+        )
         samples = len(rows)
         inserted = insert_rows(conn=conn, rows=rows)
         events = insert_events(conn=conn, events=batch.events)

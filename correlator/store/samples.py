@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 
 import numpy as np
+import psycopg
 from sqlalchemy import Connection
 
 from correlator.store.series import CHUNK
@@ -40,12 +42,24 @@ def to_millis(seconds: float) -> int:
 
 
 def sample_rows(
-    series_id: int, timestamps: Sequence[float], values: Sequence[float]
+    series_ids: Sequence[int],
+    timestamps: Sequence[Sequence[float]],
+    values: Sequence[Sequence[float]],
 ) -> list[tuple[int, int, float | None]]:
-    """Return storable rows of one series; NaN is stored as NULL."""
+    """Return storable rows of several series (ids, per-series arrays); NaN becomes NULL."""
+    ids = list(
+        chain.from_iterable(
+            repeat(sid, len(ts)) for sid, ts in zip(series_ids, timestamps, strict=True)
+        )
+    )
+    flat_ts = np.fromiter(chain.from_iterable(timestamps), np.float64, len(ids))
+    millis = np.rint(flat_ts * 1000).astype(np.int64).tolist()
+    flat_values = list(chain.from_iterable(values))
+    if not math.isnan(sum(flat_values)):
+        return list(zip(ids, millis, flat_values, strict=True))
     return [
-        (series_id, round(t * 1000), None if v != v else v)  # noqa: PLR0124 (NaN check)
-        for t, v in zip(timestamps, values, strict=True)
+        (sid, t, None if math.isnan(v) else v)
+        for sid, t, v in zip(ids, millis, flat_values, strict=True)
     ]
 
 
@@ -56,21 +70,53 @@ def insert_rows(*, conn: Connection, rows: list[tuple[int, int, float | None]]) 
     rows.sort()
     raw = conn.connection.driver_connection
     if conn.dialect.name == "postgresql":
-        with raw.cursor() as cur:
-            cur.execute(_PG_STAGING)
-            with cur.copy("COPY samples_staging (series_id, ts, value) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            cur.execute(_PG_MERGE)
-            inserted = cur.rowcount
-            cur.execute("TRUNCATE samples_staging")
-            return inserted
+        return _copy_postgres(raw, rows)
     cur = raw.cursor()
     try:
         cur.executemany(_SQLITE_INSERT, rows)
         return cur.rowcount
     finally:
         cur.close()
+
+
+def _pg_float(value: float | None) -> str:
+    if value is None:
+        return "\\N"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return repr(value)
+
+
+def _copy_text(rows: list[tuple[int, int, float | None]]) -> str:
+    values = [v for _, _, v in rows]
+    try:
+        plain = math.isfinite(sum(values))
+    except TypeError:  # a None (NaN) among them
+        plain = False
+    if plain:
+        return "".join([f"{s}\t{t}\t{v!r}\n" for s, t, v in rows])
+    return "".join([f"{s}\t{t}\t{_pg_float(v)}\n" for s, t, v in rows])
+
+
+def _copy_postgres(raw, rows: list[tuple[int, int, float | None]]) -> int:
+    """COPY straight into samples; on a duplicate, COPY into staging and merge instead."""
+    text = _copy_text(rows)
+    with raw.cursor() as cur:
+        cur.execute("SAVEPOINT samples_copy")
+        try:
+            with cur.copy("COPY samples (series_id, ts, value) FROM STDIN") as copy:
+                copy.write(text)
+            cur.execute("RELEASE SAVEPOINT samples_copy")
+            return len(rows)
+        except psycopg.errors.UniqueViolation:
+            cur.execute("ROLLBACK TO SAVEPOINT samples_copy")
+        cur.execute(_PG_STAGING)
+        with cur.copy("COPY samples_staging (series_id, ts, value) FROM STDIN") as copy:
+            copy.write(text)
+        cur.execute(_PG_MERGE)
+        inserted = cur.rowcount
+        cur.execute("TRUNCATE samples_staging")
+        return inserted
 
 
 def read_range(
