@@ -14,6 +14,7 @@ COMMAND_MODULES = [
     "causeline.commands.db",
     "causeline.commands.token",
     "causeline.commands.bundle_io",
+    "causeline.commands.analyze",
 ]
 
 EPILOG = """examples:

@@ -1,0 +1,50 @@
+"""Tunable settings of the analysis, with the reasoning behind each default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from correlator.analysis.timeline import VOLATILE_LABELS
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Settings of ``analyze``; every duration is in seconds."""
+
+    # Reference ("normal") window: everything before the breach except this guard, so
+    # an anomaly that started up to this long before the breach is not its own reference.
+    reference_gap_s: float = 1800.0
+    min_reference_points: int = 10
+    # How far back from the breach an onset may lie.
+    search_s: float = 3600.0
+    # An anomaly must be out of its normal range within [breach - active_pre_s, breach + post_s].
+    active_pre_s: float = 60.0
+    post_s: float = 120.0
+    # |robust z| above which a point is out of its normal range; smoothing width in points.
+    off_z: float = 2.5
+    full_z: float = 100.0
+    smooth_width: int = 3
+    # Spread floors: a flat series still gets a spread of rel_floor x its level.
+    rel_floor: float = 0.02
+    abs_floor: float = 1e-9
+    # Onsets earlier than this before the breach count less (decay with the same scale).
+    horizon_s: float = 1800.0
+    # Topology: weight of a series outside the SLA's upstream, or on no known node.
+    out_of_scope: float = 0.2
+    unknown_node: float = 0.5
+    # The SLA's own metric family on the SLA's own node is a symptom.
+    sla_family: float = 0.5
+    # Each further suspect on an already listed node is weighted by this once more,
+    # so the top of the list covers several nodes instead of one node's many series.
+    same_node: float = 0.7
+    # Weight of an anomaly already present where the onset search starts (onset unseen).
+    censored: float = 0.5
+    # How much an anomaly that is explained by an earlier or deeper one loses.
+    explained: float = 0.5
+    # Change events: decay of closeness, and the window in which an anomaly confirms one.
+    change_tau_s: float = 1800.0
+    confirm_s: float = 600.0
+    # Histogram drift: windows summed per distribution.
+    drift_window_s: float = 60.0
+    volatile_labels: tuple[str, ...] = VOLATILE_LABELS
+    top: int = 20

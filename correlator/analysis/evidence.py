@@ -1,0 +1,108 @@
+"""One-sentence evidence a person can check in seconds."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+UNITS = (
+    ("_ms", "ms"),
+    ("_seconds", "s"),
+    ("_percent", "%"),
+    ("_celsius", "°C"),
+    ("_watts", "W"),
+    ("_mhz", "MHz"),
+    ("_bytes_per_second", "B/s"),
+    ("_bytes", "B"),
+    ("_per_second", "/s"),
+    ("_rate", ""),
+)
+ALGO_PREFIXES = ("model_input_", "model_score", "model_ctr")
+INFRA_PREFIXES = ("model_", "gpu_", "node_", "container_", "feature_service_")
+
+
+def owner_of(metric: str, node_owner: str | None) -> str:
+    """Return the owning team: data metrics are algo's, serving and system metrics infra's."""
+    if metric.startswith(ALGO_PREFIXES):
+        return "algo"
+    if metric.startswith(INFRA_PREFIXES):
+        return "infra"
+    return node_owner or "infra"
+
+
+def clock(ts: float) -> str:
+    """Format unix seconds as HH:MM UTC."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%H:%M")
+
+
+def duration(seconds: float) -> str:
+    """Say a duration briefly: 45 s, 4 min, 2.5 h."""
+    s = abs(seconds)
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def relative(lead: float) -> str:
+    """Say where an onset lies relative to the breach."""
+    if abs(lead) < 1:
+        return "at the breach"
+    return f"{duration(lead)} {'before' if lead > 0 else 'after'} the breach"
+
+
+def number(value: float, unit: str = "") -> str:
+    """Format a value compactly with its unit (bytes in GiB/MiB)."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if unit in ("B", "B/s") and abs(value) >= 1024**2:
+        scale, name = (1024**3, "GiB") if abs(value) >= 1024**3 else (1024**2, "MiB")
+        return f"{value / scale:.1f} {name}{unit[1:]}"
+    a = abs(value)
+    text = f"{value:.0f}" if a >= 100 else f"{value:.3g}" if a >= 0.01 or a == 0 else f"{value:.2e}"
+    return f"{text} {unit}".strip() if unit not in ("%",) else f"{text}%"
+
+
+def unit_of(metric: str) -> str:
+    """Return the unit named by a metric's suffix."""
+    for suffix, unit in UNITS:
+        if metric.endswith(suffix):
+            return unit
+    return ""
+
+
+def describe(metric: str, labels: dict[str, str]) -> str:
+    """Name a signal for a sentence: metric words plus its most specific label."""
+    words = metric.removesuffix("_bucket").replace("_", " ")
+    where = next((labels[k] for k in ("instance", "service", "host", "model") if k in labels), "")
+    if "gpu" in labels:
+        where = f"{labels.get('host', where)}/gpu{labels['gpu']}"
+    return f"{words} on {where}" if where else words
+
+
+def series_sentence(
+    *, metric, labels, before, after, z, onset, lead, explained_by=None, rate=False
+) -> str:
+    """Say what a series did: ``before -> after unit (z) from HH:MM, lead``."""
+    unit = unit_of(metric) + ("/s" if rate and not unit_of(metric) else "")
+    text = (
+        f"{describe(metric, labels)} {number(before, unit)} -> {number(after, unit)} "
+        f"({z:+.0f} sigma) from {clock(onset)}, {relative(lead)}"
+    )
+    return text + (f"; follows {explained_by}" if explained_by else "")
+
+
+def drift_sentence(*, metric, labels, p_before, p_after, psi, level, onset, lead) -> str:
+    """Say how a distribution moved: ``p95 before -> after (PSI x, level) from HH:MM, lead``."""
+    return (
+        f"{describe(metric, labels)} p95 {number(p_before)} -> {number(p_after)} "
+        f"(PSI {psi:.2f}, {level}) from {clock(onset)}, {relative(lead)}"
+    )
+
+
+def change_sentence(change: dict, *, lead: float, confirmed: str | None) -> str:
+    """Say what a change was, when, and which anomaly followed it."""
+    what = change.get("summary") or f"{change['kind']} on {change.get('target', '?')}"
+    text = f"{change['kind']} '{what}' {relative(lead)}"
+    return text + (f"; followed by {confirmed}" if confirmed else "")

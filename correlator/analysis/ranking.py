@@ -1,0 +1,130 @@
+"""Score every signal as a cause of the breach: size, timing, topology, and what explains it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from correlator.analysis.config import Config
+from correlator.analysis.onset import Anomalies
+from correlator.analysis.topology import Topology
+
+_STAT_SUFFIX = re.compile(
+    r"_(p\d+|avg|mean|median|max|min|sum|count|total|ms|seconds|bytes|percent|ratio|rate)$"
+)
+
+
+def family(name: str) -> str:
+    """Return a metric's family: its name without statistic and unit suffixes."""
+    prev = None
+    while prev != name:
+        prev, name = name, _STAT_SUFFIX.sub("", name)
+    return name
+
+
+def severity(strength: np.ndarray, *, off_z: float, full_z) -> np.ndarray:
+    """Map peak |z| to [0, 1] on a log scale: 0 at ``off_z``, 1 at ``full_z``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.log(np.maximum(strength, 1e-12) / off_z) / np.log(full_z / off_z)
+    return np.clip(np.nan_to_num(s, nan=0.0), 0.0, 1.0)
+
+
+def timing(lead: np.ndarray, *, step: float, cfg: Config) -> np.ndarray:
+    """Weight onsets: full before the breach, less when long before, little after it."""
+    tol = max(step, cfg.post_s / 2)
+    early = np.exp(-np.maximum(lead - cfg.horizon_s, 0) / cfg.horizon_s)
+    late = np.where(lead >= -tol, 0.8, 0.25 * np.exp(-(-lead - tol) / 600.0))
+    return np.where(lead >= 0, early, late)
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where each signal sits in the topology relative to the SLA."""
+
+    nodes: list[list[str]]  # known topology nodes named by the signal's labels
+    primary: list[str | None]  # the series' subject: its most specific node in the SLA's upstream
+    distance: np.ndarray  # hops from the SLA (-1: outside its upstream or unknown)
+
+
+def place(labels_nodes: list[list[str]], dist: dict[str, int], graph: Topology) -> Placement:
+    """Place signals on the graph: known nodes, subject node in scope, its distance."""
+    nodes, primary, distance = [], [], np.full(len(labels_nodes), -1)
+    for i, names in enumerate(labels_nodes):
+        known = [n for n in names if n in graph.nodes]
+        nodes.append(known)
+        inside = [n for n in known if n in dist]
+        if inside:
+            best = inside[0]
+            primary.append(best)
+            distance[i] = dist[best]
+        else:
+            primary.append(known[0] if known else None)
+    return Placement(nodes, primary, distance)
+
+
+def topology_weight(p: Placement, cfg: Config) -> np.ndarray:
+    """Full weight inside the SLA's upstream, less outside it, between for unknown nodes."""
+    known = np.array([bool(n) for n in p.nodes])
+    return np.where(p.distance >= 0, 1.0, np.where(known, cfg.out_of_scope, cfg.unknown_node))
+
+
+def explained_by(
+    cand: np.ndarray,
+    *,
+    sev: np.ndarray,
+    onset_t: np.ndarray,
+    p: Placement,
+    graph: Topology,
+    step: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each candidate, find the strongest other anomaly that explains it.
+
+    Another anomaly explains this one when it is related (same node or adjacent) and began
+    clearly earlier, or when it sits on a node this one depends on and began no later.
+    Returns (explanation weight in [0, 1], index of the explainer or -1).
+    """
+    weight = np.zeros(sev.size)
+    who = np.full(sev.size, -1)
+    reach_cache: dict[str, set[str]] = {}
+    margin = max(step, 30.0)
+    for i in cand:
+        ni = set(p.nodes[i])
+        if not ni or p.distance[i] < 0:
+            continue
+        pi = p.primary[i]
+        if pi not in reach_cache:
+            reach_cache[pi] = graph.reaches(pi)
+        deeper = reach_cache[pi]
+        near = set(ni)
+        for n in ni:
+            near |= graph.neighbours.get(n, set())
+        for j in cand:
+            if j == i or p.distance[j] < 0 or sev[j] <= 0:
+                continue
+            earlier = onset_t[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
+            below = p.primary[j] in deeper and onset_t[j] <= onset_t[i] + step
+            if earlier or below:
+                w = min(1.0, sev[j] / max(sev[i], 1e-9))
+                if w > weight[i]:
+                    weight[i], who[i] = w, j
+    return weight, who
+
+
+def combine(a: Anomalies, *, sev, time_w, topo_w, extra_w) -> np.ndarray:
+    """Return the base score: size x timing x persistence x topology x other weights."""
+    return sev * time_w * (0.5 + 0.5 * a.persistence) * topo_w * extra_w
+
+
+def spread_nodes(score: np.ndarray, primary: list[str | None], *, repeat: float) -> np.ndarray:
+    """Weight the n-th best signal of a node by ``repeat ** n`` so nodes alternate at the top."""
+    out = score.copy()
+    seen: dict[str, int] = {}
+    for i in np.argsort(-score, kind="stable")[:1000]:
+        node = primary[i]
+        if node is None or score[i] <= 0:
+            continue
+        out[i] *= repeat ** seen.get(node, 0)
+        seen[node] = seen.get(node, 0) + 1
+    return out
