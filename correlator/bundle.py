@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import math
+import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,16 +60,88 @@ def format_value(value: float) -> str:
     return repr(value)
 
 
-def _load_json(path: Path):
+def _read_bytes(path: Path) -> bytes:
     try:
         raw = path.read_bytes()
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
-        return orjson.loads(raw)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        return gzip.decompress(raw) if path.suffix == ".gz" else raw
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise BundleError(path, f"cannot read: {exc}") from exc
+
+
+def _parse_json(raw: bytes, path: Path):
+    # Millions of small lists make the cyclic GC run over and over; none of them are cycles.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BundleError(path, f"broken JSON: {exc}") from exc
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load_json(path: Path):
+    return _parse_json(_read_bytes(path), path)
+
+
+_VALUES = re.compile(rb'"values"\s*:\s*\[(?:\s*\]|.*?\]\s*\])', re.S)
+_STRIP = bytes.maketrans(b"", b"")
+
+
+def _pairs(segment: bytes) -> np.ndarray | None:
+    """Parse ``[[t,"v"],...]`` in C; None when the text is not plain numbers."""
+    body = segment[segment.index(b"[") + 1 : segment.rindex(b"]")]
+    flat = body.translate(_STRIP, b'[]" \t\r\n')
+    if not flat:
+        return np.empty((0, 2))
+    arr = np.fromstring(flat, sep=",")  # C parser; the sep= form is not deprecated
+    if arr.size != flat.count(b",") + 1 or arr.size % 2:
+        return None
+    return arr.reshape(-1, 2)
+
+
+def _cut_values(raw: bytes) -> tuple[list[bytes], bytes]:
+    """Split out every ``"values":[...]`` array, leaving its index in the JSON skeleton."""
+    if b"\n" in raw:  # pretty-printed: arrays may hold whitespace, use the regex
+        segments: list[bytes] = []
+
+        def cut(match: re.Match) -> bytes:
+            segments.append(match.group(0))
+            return b'"values":%d' % (len(segments) - 1)
+
+        return segments, _VALUES.sub(cut, raw)
+    segments, parts, pos = [], [], 0
+    while (start := raw.find(b'"values":[', pos)) >= 0:
+        body = start + len(b'"values":')
+        end = body + 2 if raw.startswith(b"[]", body) else raw.find(b"]]", body) + 2
+        if end < 2:
+            break
+        parts += [raw[pos:start], b'"values":%d' % len(segments)]
+        segments.append(raw[start:end])
+        pos = end
+    parts.append(raw[pos:])
+    return segments, b"".join(parts)
+
+
+def _load_matrix(path: Path) -> list[Series]:
+    """Read a query_range file, parsing the sample arrays in C and the rest with orjson."""
+    raw = _read_bytes(path)
+    segments, skeleton = _cut_values(raw)
+    doc = _parse_json(skeleton, path)
+    try:
+        result = doc["data"]["result"]
+        placed = [item["values"] for item in result]
+    except (TypeError, KeyError):
+        return parse_matrix(_parse_json(raw, path), path)
+    if placed != list(range(len(segments))):
+        return parse_matrix(_parse_json(raw, path), path)
+    arrays = [_pairs(seg) for seg in segments]
+    if any(a is None for a in arrays):
+        return parse_matrix(_parse_json(raw, path), path)
+    for item, arr in zip(result, arrays, strict=True):
+        item["values"] = arr
+    return parse_matrix(doc, path)
 
 
 def _find(folder: Path, stem: str, required: bool) -> Path | None:
@@ -76,6 +151,21 @@ def _find(folder: Path, stem: str, required: bool) -> Path | None:
     if required:
         raise BundleError(folder / f"{stem}.json", "missing (required by the bundle format)")
     return None
+
+
+def _sample_arrays(values: object, path: Path | str, where: str) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(values, np.ndarray):  # pairs already parsed by _load_matrix
+        return values[:, 0].copy(), values[:, 1].copy()
+    if not isinstance(values, list):
+        raise BundleError(path, f"{where}.values: must be a list of [time, value] pairs")
+    try:
+        ts = np.fromiter((p[0] for p in values), np.float64, len(values))
+        vs = np.array([p[1] for p in values], dtype=np.float64)
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
+        raise BundleError(
+            path, f'{where}.values: each sample must be [unix_seconds, "value"] ({exc})'
+        ) from exc
+    return ts, vs
 
 
 def parse_matrix(doc: object, path: Path | str) -> list[Series]:
@@ -101,16 +191,7 @@ def parse_matrix(doc: object, path: Path | str) -> list[Series]:
             raise BundleError(path, f"{where}.metric: '__name__' is missing or empty")
         if not all(isinstance(v, str) for v in labels.values()):
             raise BundleError(path, f"{where}.metric: label values must be strings")
-        values = item.get("values")
-        if not isinstance(values, list):
-            raise BundleError(path, f"{where}.values: must be a list of [time, value] pairs")
-        try:
-            ts = np.fromiter((p[0] for p in values), np.float64, len(values))
-            vs = np.array([p[1] for p in values], dtype=np.float64)
-        except (TypeError, ValueError, IndexError, KeyError) as exc:
-            raise BundleError(
-                path, f'{where}.values: each sample must be [unix_seconds, "value"] ({exc})'
-            ) from exc
+        ts, vs = _sample_arrays(item.get("values"), path, where)
         if not np.all(np.isfinite(ts)):
             raise BundleError(path, f"{where}.values: timestamps must be finite numbers")
         if ts.size > 1 and np.any(np.diff(ts) <= 0):
@@ -189,11 +270,11 @@ def read_bundle(folder: Path | str) -> Bundle:
     sla_path = _find(folder, "sla", required=True)
     baseline_path = _find(folder, "baseline", required=False)
     return Bundle(
-        series=parse_matrix(_load_json(metrics_path), metrics_path),
+        series=_load_matrix(metrics_path),
         changes=_check_changes(_load_json(changes_path), changes_path),
         topology=_check_topology(_load_json(topology_path), topology_path),
         sla=check_sla(_load_json(sla_path), sla_path),
-        baseline=parse_matrix(_load_json(baseline_path), baseline_path) if baseline_path else None,
+        baseline=_load_matrix(baseline_path) if baseline_path else None,
         path=folder,
     )
 
