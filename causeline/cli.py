@@ -15,6 +15,8 @@ COMMAND_MODULES = [
     "causeline.commands.token",
     "causeline.commands.bundle_io",
     "causeline.commands.analyze",
+    "causeline.commands.agent",
+    "causeline.commands.env",
 ]
 
 EPILOG = """examples:

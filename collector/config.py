@@ -1,0 +1,130 @@
+"""Agent settings from defaults, a config file, ``CAUSELINE_AGENT_*`` variables and flags.
+
+Later layers win: defaults < file (TOML or JSON) < environment < command line.
+Durations accept ``500ms``, ``10s``, ``5m``, ``1h`` or plain seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import tomllib
+from dataclasses import dataclass, field, fields
+
+ENV_PREFIX = "CAUSELINE_AGENT_"
+DEFAULT_SOURCES = ("host", "gpu", "restarts", "fingerprint")
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used, with the setting named."""
+
+
+def parse_duration(value) -> float:
+    """Return seconds from ``10s``-style text or a number."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    match = _DURATION.match(str(value))
+    if not match:
+        raise ConfigError(f"{value!r} is not a duration such as 500ms, 10s, 5m or 1h")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+@dataclass
+class AgentConfig:
+    """Every agent setting; lists of dicts configure logs, scrapes and checks."""
+
+    server: str | None = None
+    token: str | None = None
+    host: str | None = None
+    interval: float = 10.0
+    sources: list[str] = field(default_factory=lambda: list(DEFAULT_SOURCES))
+    spool_dir: str = "/var/lib/causeline/spool"
+    spool_max_bytes: int = 256 * 1024 * 1024
+    batch_max_samples: int = 50_000
+    batch_max_age: float | None = None
+    retry_max: float = 30.0
+    metrics_port: int | None = 9465
+    metrics_addr: str = "0.0.0.0"
+    pod_log_root: str = "/var/log/pods"
+    fingerprint_packages: list[str] | None = None
+    fingerprint_interval: float = 3600.0
+    logs: list[dict] = field(default_factory=list)
+    scrape: list[dict] = field(default_factory=list)
+    checks: list[dict] = field(default_factory=list)
+
+    def resolved_host(self) -> str:
+        """Return the host label: the setting, else the machine's host name."""
+        return self.host or socket.gethostname()
+
+
+_DURATIONS = {"interval", "batch_max_age", "fingerprint_interval", "retry_max"}
+_INTS = {"spool_max_bytes", "batch_max_samples", "metrics_port"}
+_LISTS = {"sources", "fingerprint_packages"}
+_JSON_LISTS = {"logs", "scrape", "checks"}
+
+
+def _coerce(name: str, value):
+    if value is None or value == "":
+        return None
+    try:
+        if name in _DURATIONS:
+            return parse_duration(value)
+        if name in _INTS:
+            return int(value)
+        if name in _LISTS and isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if name in _JSON_LISTS and isinstance(value, str):
+            return json.loads(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{name}: {exc}") from exc
+    return value
+
+
+def _apply(config: AgentConfig, values: dict, origin: str) -> None:
+    known = {f.name for f in fields(AgentConfig)}
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            raise ConfigError(f"{origin}: unknown setting {key!r}; known: {sorted(known)}")
+        coerced = _coerce(name, value)
+        if coerced is not None:
+            setattr(config, name, coerced)
+
+
+def read_file(path: str) -> dict:
+    """Return the settings of a TOML (``.toml``) or JSON file."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    try:
+        values = json.loads(data) if path.endswith(".json") else tomllib.loads(data.decode())
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    return values.get("agent", values)
+
+
+def load_config(
+    *, file: str | None = None, env: dict[str, str] | None = None, overrides: dict | None = None
+) -> AgentConfig:
+    """Merge defaults, the file, the environment and explicit overrides."""
+    config = AgentConfig()
+    env = os.environ if env is None else env
+    file = file or env.get(ENV_PREFIX + "CONFIG")
+    if file:
+        _apply(config, read_file(file), file)
+    from_env = {
+        k[len(ENV_PREFIX) :].lower(): v
+        for k, v in env.items()
+        if k.startswith(ENV_PREFIX) and k != ENV_PREFIX + "CONFIG"
+    }
+    _apply(config, from_env, "environment")
+    _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, "flags")
+    if config.interval <= 0:
+        raise ConfigError("interval must be positive")
+    return config

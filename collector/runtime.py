@@ -1,0 +1,154 @@
+"""Assembly of an agent from its configuration (the composition root of the agent)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from collector.agent import Agent
+from collector.batcher import Batcher
+from collector.config import AgentConfig, ConfigError
+from collector.health import AgentHealth
+from collector.reading import Source
+from collector.shipper import Backoff, Shipper
+from collector.spool import Spool
+
+log = logging.getLogger(__name__)
+
+
+def _fingerprint_collector(config: AgentConfig):
+    from collector.fingerprint import DEFAULT_PACKAGES, collect_fingerprint
+
+    packages = config.fingerprint_packages or DEFAULT_PACKAGES
+    return lambda: collect_fingerprint(packages=packages)
+
+
+def build_sources(config: AgentConfig, *, for_print: bool = False) -> list[Source]:
+    """Create the configured sources; threads start only where the agent needs them."""
+    host = config.resolved_host()
+    out: list[Source] = []
+    for name in config.sources:
+        if name == "host":
+            from collector.sources.host import HostSource
+
+            out.append(HostSource(host=host))
+        elif name == "gpu":
+            from collector.sources.gpu import GpuSource
+
+            out.append(GpuSource(host=host, xid_events=not for_print))
+        elif name == "restarts":
+            from collector.sources.restarts import ContainerRestartSource
+
+            out.append(ContainerRestartSource(host=host, root=config.pod_log_root))
+        elif name == "fingerprint":
+            if not for_print:
+                from collector.sources.fingerprint import FingerprintSource
+
+                out.append(
+                    FingerprintSource(
+                        _fingerprint_collector(config),
+                        host=host,
+                        server=config.server,
+                        token=config.token,
+                        interval=config.fingerprint_interval,
+                    )
+                )
+        else:
+            raise ConfigError(
+                f"unknown source {name!r}; use host, gpu, restarts, fingerprint "
+                "(logs, scrape and checks are configured as lists)"
+            )
+    out.extend(_logs(config, host))
+    out.extend(_scrapes(config, host))
+    if config.checks:
+        out.append(_checks(config, host, start_thread=not for_print))
+    return out
+
+
+def _logs(config: AgentConfig, host: str) -> list[Source]:
+    from collector.sources.logtail import LogTailSource
+
+    out = []
+    for i, spec in enumerate(config.logs):
+        if "path" not in spec or "model" not in spec:
+            raise ConfigError(f"logs[{i}]: needs 'path' and 'model'")
+        labels = {"model": spec["model"], "host": host}
+        if spec.get("instance"):
+            labels["instance"] = spec["instance"]
+        out.append(
+            LogTailSource(
+                spec["path"],
+                labels=labels,
+                fields=spec.get("fields"),
+                state_file=spec.get("state_file"),
+            )
+        )
+    return out
+
+
+def _scrapes(config: AgentConfig, host: str) -> list[Source]:
+    from collector.sources.scrape import ScrapeSource
+
+    out = []
+    for i, spec in enumerate(config.scrape):
+        if "url" not in spec or "flavor" not in spec:
+            raise ConfigError(f"scrape[{i}]: needs 'url' and 'flavor'")
+        labels = {"host": host, **({"instance": spec["instance"]} if spec.get("instance") else {})}
+        try:
+            out.append(ScrapeSource(spec["url"], flavor=spec["flavor"], labels=labels))
+        except ValueError as exc:
+            raise ConfigError(f"scrape[{i}]: {exc}") from exc
+    return out
+
+
+def _checks(config: AgentConfig, host: str, *, start_thread: bool):
+    from collector.config import parse_duration
+    from collector.sources.synthetic import CheckTarget, SyntheticCheckSource
+
+    targets = []
+    for i, spec in enumerate(config.checks):
+        spec = dict(spec)
+        if "url" not in spec:
+            raise ConfigError(f"checks[{i}]: needs 'url'")
+        if "interval" in spec:
+            spec["interval"] = parse_duration(spec["interval"])
+        card_path = spec.pop("card", None)
+        try:
+            if card_path:
+                with open(card_path) as fh:
+                    targets.append(CheckTarget.from_card(json.load(fh), **spec))
+            else:
+                targets.append(CheckTarget(**spec))
+        except (OSError, ValueError, TypeError) as exc:
+            raise ConfigError(f"checks[{i}]: {exc}") from exc
+    return SyntheticCheckSource(targets, host=host, start_thread=start_thread)
+
+
+def build_agent(config: AgentConfig, sources: list[Source] | None = None) -> Agent:
+    """Return a ready agent (spool, shipper, batcher) for ``config``."""
+    if not config.server or not config.token:
+        raise ConfigError("--server and --token are needed (or CAUSELINE_AGENT_SERVER/_TOKEN)")
+    health = AgentHealth()
+    spool = Spool(config.spool_dir, max_bytes=config.spool_max_bytes, health=health)
+    shipper = Shipper(
+        spool,
+        server=config.server,
+        token=config.token,
+        health=health,
+        backoff=Backoff(cap=config.retry_max),
+    )
+    batcher = Batcher(
+        max_samples=config.batch_max_samples,
+        max_age=config.batch_max_age or max(config.interval, 10.0),
+    )
+    if sources is None:
+        sources = build_sources(config)
+    return Agent(
+        sources,
+        host=config.resolved_host(),
+        interval=config.interval,
+        spool=spool,
+        shipper=shipper,
+        batcher=batcher,
+        health=health,
+    )

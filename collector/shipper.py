@@ -1,0 +1,187 @@
+"""Delivery of spooled batches to the ingest API, oldest first, with backoff.
+
+A batch leaves the spool only once the service answered 200 (stored) or 422
+(refused for good: set aside in ``rejected/``). Connection errors, 401, 429
+and 5xx are retried with exponential backoff and full jitter; the service
+stores each (series, timestamp) once, so a repeated send never double-counts.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+
+import httpx
+
+from collector.health import AgentHealth
+from collector.schema import parse_batch
+from collector.spool import Spool, SpoolEntry
+
+log = logging.getLogger(__name__)
+INGEST_PATH = "/api/v1/ingest"
+
+
+class Backoff:
+    """Exponential backoff with full jitter: ``uniform(0, min(cap, base * 2**n))``."""
+
+    def __init__(
+        self, base: float = 0.5, cap: float = 30.0, rng: Callable[[], float] = random.random
+    ):
+        self.base, self.cap, self._rng = base, cap, rng
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        """Return the wait before the next try and count a failure."""
+        ceiling = min(self.cap, self.base * (2 ** min(self.failures, 30)))
+        self.failures += 1
+        return max(self.base / 2, ceiling * self._rng())
+
+    def reset(self) -> None:
+        """Forget past failures."""
+        self.failures = 0
+
+
+class Shipper:
+    """A thread that drains the spool into ``POST {server}/api/v1/ingest``."""
+
+    def __init__(
+        self,
+        spool: Spool,
+        *,
+        server: str,
+        token: str,
+        client: httpx.Client | None = None,
+        timeout: float = 10.0,
+        backoff: Backoff | None = None,
+        health: AgentHealth | None = None,
+        wallclock: Callable[[], float] = time.time,
+    ):
+        self.spool = spool
+        self.url = server.rstrip("/") + INGEST_PATH
+        self._headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Encoding": "gzip",
+            "Content-Type": "application/json",
+        }
+        self._client = client or httpx.Client(timeout=timeout)
+        self._own_client = client is None
+        self.backoff = backoff or Backoff()
+        self.health = health or spool.health
+        self._wallclock = wallclock
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def wake(self) -> None:
+        """Tell the thread that a new batch is in the spool."""
+        self._wake.set()
+
+    def send_one(self) -> bool | None:
+        """Try to deliver the oldest batch: True sent, False failed, None nothing to send."""
+        entry = self.spool.oldest()
+        if entry is None:
+            return None
+        try:
+            body = self.spool.read(entry)
+        except FileNotFoundError:  # dropped by the size bound meanwhile
+            self.spool.remove(entry)
+            return True
+        try:
+            resp = self._client.post(self.url, content=body, headers=self._headers)
+        except httpx.HTTPError as exc:
+            return self._failed(entry, f"{type(exc).__name__}: {exc}")
+        if resp.status_code == 200:
+            self.spool.remove(entry)
+            self.health.sent(entry.samples, self._wallclock())
+            self.backoff.reset()
+            return True
+        if resp.status_code == 422:
+            target = self.spool.set_aside(entry)
+            self.health.count("batches_rejected")
+            log.error(
+                "service refused batch %s (%s); set aside in %s",
+                entry.name,
+                resp.text[:300],
+                target,
+            )
+            return True
+        if resp.status_code == 413:
+            return self._split(entry, body)
+        if resp.status_code == 401:
+            return self._failed(entry, "401: the service refused the token; check --token")
+        return self._failed(entry, f"HTTP {resp.status_code}: {resp.text[:200]}")
+
+    def _failed(self, entry: SpoolEntry, why: str) -> bool:
+        self.health.count("send_failures")
+        level = logging.WARNING if self.backoff.failures < 3 else logging.DEBUG
+        log.log(
+            level,
+            "send of %s failed (%s); %d batch(es) spooled, will retry",
+            entry.name,
+            why,
+            len(self.spool),
+        )
+        return False
+
+    def _split(self, entry: SpoolEntry, body: bytes) -> bool:
+        batch = parse_batch(json.loads(gzip.decompress(body)))
+        if len(batch.series) < 2:
+            target = self.spool.set_aside(entry)
+            log.error(
+                "batch %s too large for the service even alone; set aside in %s", entry.name, target
+            )
+            return True
+        half = len(batch.series) // 2
+        seq = entry.name.split("-")[0]
+        first = type(batch)(
+            series=batch.series[:half], events=batch.events, batch_id=f"{batch.batch_id}a"
+        )
+        second = type(batch)(series=batch.series[half:], batch_id=f"{batch.batch_id}b")
+        self.spool.put(first, seq=seq + "a")
+        self.spool.put(second, seq=seq + "b")
+        self.spool.remove(entry)
+        return True
+
+    def drain(self, deadline: float | None = None) -> bool:
+        """Send until the spool is empty, a send fails or ``deadline`` passes."""
+        while deadline is None or time.monotonic() < deadline:
+            result = self.send_one()
+            if result is None:
+                return True
+            if result is False:
+                return False
+        return len(self.spool) == 0
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            result = self.send_one()
+            if result is None:
+                self._wake.wait(1.0)
+                self._wake.clear()
+            elif result is False:
+                self._stop.wait(self.backoff.next_delay())
+
+    def start(self) -> None:
+        """Start the delivery thread."""
+        self._thread = threading.Thread(target=self._run, name="causeline-shipper", daemon=True)
+        self._thread.start()
+
+    def stop(self, flush_seconds: float = 5.0) -> None:
+        """Stop the thread, then try to deliver what is left for ``flush_seconds``."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread:
+            self._thread.join(timeout=30)
+        if (
+            flush_seconds > 0
+            and len(self.spool)
+            and not self.drain(time.monotonic() + flush_seconds)
+        ):
+            log.warning("%d batch(es) left in the spool for the next start", len(self.spool))
+        if self._own_client:
+            self._client.close()
