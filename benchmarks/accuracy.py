@@ -173,22 +173,38 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
+def _print(rows: dict, indent: str) -> None:
+    for name, r in rows.items():
+        s = summary(r)
+        err = "-" if s["breach_err_s"] is None else f"{s['breach_err_s']:.0f} s"
+        print(
+            f"{indent}  {name:10s} AC@1 {s['AC@1']:.2f}  AC@3 {s['AC@3']:.2f}"
+            f"  Avg@5 {s['Avg@5']:.2f}  owner {s['owner']:.2f}  breach err {err}"
+            f"  {s['s_per_case']:.2f} s/case"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the figures for each folder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--cases", action="store_true", help="print each case's rank too")
+    parser.add_argument(
+        "--groups",
+        default="",
+        help="comma-separated substrings of case names: also print figures per group",
+    )
     args = parser.parse_args(argv)
+    groups = [g for g in args.groups.split(",") if g]
     for folder in args.folders:
         rows = evaluate(folder)
         print(f"== {folder} ({len(rows['causeline'])} cases)")
-        for name, r in rows.items():
-            s = summary(r)
-            err = "-" if s["breach_err_s"] is None else f"{s['breach_err_s']:.0f} s"
-            print(
-                f"  {name:10s} AC@1 {s['AC@1']:.2f}  AC@3 {s['AC@3']:.2f}  Avg@5 {s['Avg@5']:.2f}"
-                f"  owner {s['owner']:.2f}  breach err {err}  {s['s_per_case']:.2f} s/case"
-            )
+        _print(rows, "")
+        for g in groups:
+            sub = {n: [r for r in rs if g in r["case"]] for n, rs in rows.items()}
+            if sub["causeline"]:
+                print(f"  -- cases with '{g}' ({len(sub['causeline'])})")
+                _print(sub, "  ")
         if args.cases:
             for i, r in enumerate(rows["causeline"]):
                 ranks = " ".join(f"{n}={rows[n][i]['hit']}" for n in rows)

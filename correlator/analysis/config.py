@@ -26,12 +26,24 @@ class Config:
     smooth_width: int = 3
     # Spread floors: a flat series still gets a spread of rel_floor x its level.
     rel_floor: float = 0.02
+    # With a separate baseline, its band [100 - band_q, band_q] percentiles is still normal.
+    band_q: float = 99.0
+    # A long baseline shows its own noise, so its level-relative floor can be tighter.
+    band_rel_floor: float = 0.005
     abs_floor: float = 1e-9
     # Onsets earlier than this before the breach count less (decay with the same scale).
     horizon_s: float = 1800.0
     # Topology: weight of a series outside the SLA's upstream, or on no known node.
     out_of_scope: float = 0.2
     unknown_node: float = 0.5
+    # Traffic of a called node is set by its callers: weight of such a series.
+    callee_traffic: float = 0.3
+    # A node whose anomaly several anomalous callers share gains ``support`` per extra caller
+    # (callers count from severity ``caller_least`` on).
+    support: float = 0.25
+    caller_least: float = 0.1
+    # ... unless a node it depends on is anomalous at this share of its severity or more.
+    explains_ratio: float = 0.5
     # The SLA's own metric family on the SLA's own node is a symptom.
     sla_family: float = 0.5
     # Each further suspect on an already listed node is weighted by this once more,

@@ -13,8 +13,9 @@ class Reference:
     """Per-series normal level and spread (robust), with how many points they rest on."""
 
     median: np.ndarray
-    scale: np.ndarray
+    scale: np.ndarray  # spread above the median (and below it unless ``lower`` is set)
     count: np.ndarray
+    lower: np.ndarray | None = None  # spread below the median, when it differs
 
 
 @dataclass(slots=True)
@@ -65,10 +66,28 @@ def reference(matrix: np.ndarray, *, rel_floor: float, abs_floor: float) -> Refe
     return Reference(out_med, out_scale, count)
 
 
+def widen_to_band(ref: Reference, matrix: np.ndarray, *, q: float, off: float) -> Reference:
+    """Widen each side's spread so the reference's q-th and (100-q)-th percentiles sit at ``off``.
+
+    A long normal period shows its own tails (rare bursts, a few slow requests): a value
+    inside them is not an anomaly, however small the median spread is.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanpercentile(matrix, [100.0 - q, q], axis=1)
+    up = np.nan_to_num((hi - ref.median) / off, nan=0.0)
+    down = np.nan_to_num((ref.median - lo) / off, nan=0.0)
+    base_lo = ref.scale if ref.lower is None else ref.lower
+    return Reference(ref.median, np.fmax(ref.scale, up), ref.count, np.fmax(base_lo, down))
+
+
 def robust_z(matrix: np.ndarray, ref: Reference, *, cap: float = 1e3) -> np.ndarray:
-    """Return (x - median) / scale per point, capped to +-cap."""
+    """Return (x - median) / spread per point (the side's spread), capped to +-cap."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = (matrix - ref.median[:, None]) / ref.scale[:, None]
+        dev = matrix - ref.median[:, None]
+        z = dev / ref.scale[:, None]
+        if ref.lower is not None:
+            z = np.where(dev < 0, dev / ref.lower[:, None], z)
     return np.clip(z, -cap, cap)
 
 

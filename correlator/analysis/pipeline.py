@@ -7,8 +7,9 @@ import time
 
 import numpy as np
 
+from correlator.analysis import baseline, drift, evidence, histogram, onset, ranking, signals
 from correlator.analysis import breach as breach_mod
-from correlator.analysis import drift, evidence, histogram, onset, ranking, signals
+from correlator.analysis import nodes as node_rules
 from correlator.analysis.changes import score_changes
 from correlator.analysis.config import Config
 from correlator.analysis.result import Context, build_result
@@ -42,26 +43,6 @@ def _pick_breach(bundle: Bundle, grid: Grid, at: float | None):
     return breach_mod.evaluate(bundle.series, sla, grid)
 
 
-def _reference_from_baseline(bundle: Bundle, cfg: Config):
-    base = [s for s in bundle.baseline or [] if s.ts.size]
-    if not base:
-        return None, None
-    bgrid = choose_grid(base, choose_step(base))
-    width = max(1, round(cfg.drift_window_s / bgrid.step))
-    bsig = signals.build(
-        base, bgrid, ref_cols=slice(None), window=width, volatile=cfg.volatile_labels
-    )
-    ref = onset.reference(bsig.matrix, rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
-    stats = {
-        bsig.key(i): (ref.median[i], ref.scale[i], ref.count[i]) for i in range(len(bsig.names))
-    }
-    dists = {
-        (bsig.names[i], tuple(sorted(bsig.labels[i].items()))): r
-        for i, r in bsig.ref_counts.items()
-    }
-    return stats, dists
-
-
 def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = None) -> dict:
     """Rank the series and changes of a bundle as causes of its SLA breach (FORMAT.md output)."""
     cfg = config or Config()
@@ -80,9 +61,7 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     if ref_end < cfg.min_reference_points:
         ref_end = max(b - max(1, math.ceil(cfg.active_pre_s / step)), 1)
     ref_cols = slice(0, ref_end)
-    base_stats, base_dists = (
-        _reference_from_baseline(bundle, cfg) if bundle.baseline else (None, None)
-    )
+    base_stats, base_dists = baseline.reference(bundle.baseline, cfg)
     width = max(1, round(cfg.drift_window_s / step))
     t_align = time.perf_counter()
     sig = signals.build(
@@ -95,14 +74,13 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     )
     ref = onset.reference(sig.matrix[:, ref_cols], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
     if base_stats:
-        for i in range(len(sig.names)):
-            got = base_stats.get(sig.key(i))
-            if got and got[2] >= cfg.min_reference_points:
-                ref.median[i], ref.scale[i], ref.count[i] = got
+        baseline.apply(ref, [sig.key(i) for i in range(len(sig.names))], base_stats, cfg)
     is_drift = np.array([k == "drift" for k in sig.kinds], dtype=bool)
     # Drift is out of range from PSI_WARN on, whatever its own noise; full at PSI 1.
     drift_floor = drift.PSI_WARN / cfg.off_z
     ref.scale = np.where(is_drift, np.maximum(ref.scale, drift_floor), ref.scale)
+    if ref.lower is not None:
+        ref.lower = np.where(is_drift, np.maximum(ref.lower, drift_floor), ref.lower)
     full_z = np.where(is_drift, 1.0 / drift_floor, cfg.full_z)
     t_rank = time.perf_counter()
     z = onset.robust_z(sig.matrix, ref)
@@ -110,7 +88,8 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     zs = onset.smooth(z, smooth_width)
     pre = math.ceil(cfg.active_pre_s / step)
     post = max(1, math.ceil(cfg.post_s / step))
-    lo = max(b - math.ceil(cfg.search_s / step), ref_end)
+    # A separate baseline leaves the whole incident window free for the onset search.
+    lo = max(b - math.ceil(cfg.search_s / step), 0 if base_stats else ref_end)
     anomalies = onset.detect(zs, lo=lo, active=(b - pre, b + post), off=cfg.off_z)
     onset_t = grid.times[anomalies.onset]
     lead = found.start - onset_t
@@ -136,14 +115,24 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
             extra[i] *= 0.5  # no real reference
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident.
-    extra = np.where(anomalies.onset <= lo, extra * cfg.censored, extra)
+    censored = anomalies.onset <= lo
+    extra = np.where(censored, extra * cfg.censored, extra)
+    up = node_rules.callers(bundle.topology or {})
+    traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
+    extra *= traffic
     base = ranking.combine(anomalies, sev=sev, time_w=time_w, topo_w=topo_w, extra_w=extra)
     cand = np.argsort(-base)[:300]
     cand = cand[base[cand] > 0]
     # Only a measured anomaly (a real reference, onset by the breach) explains another.
-    measured = sev * (time_w > 0.5) * (ref.count >= 3)
+    measured = sev * (time_w > 0.5) * (ref.count >= 3) * (traffic == 1.0) * ~censored
     weight, who = ranking.explained_by(
-        cand, sev=measured, onset_t=onset_t, p=place, graph=graph, step=step
+        cand,
+        sev=measured,
+        onset_t=onset_t,
+        p=place,
+        graph=graph,
+        step=step,
+        ratio=cfg.explains_ratio,
     )
     score = base * (1 - cfg.explained * weight)
     reach_cache: dict = {}
@@ -172,6 +161,12 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     for c in changes:
         for i in c.rows:
             score[i] *= 1 - cfg.explained * c.score
+    keep = (traffic == 1.0) & ~censored
+    node_sev = node_rules.node_severity(measured, place.primary, keep)
+    shared = node_rules.shared_by_callers(
+        node_sev, up, graph, least=cfg.caller_least, ratio=cfg.explains_ratio
+    )
+    score *= node_rules.support_weight(place.primary, shared, step=cfg.support, most=3)
     score = ranking.spread_nodes(score, place.primary, repeat=cfg.same_node)
     ctx.signals, ctx.anomalies, ctx.score, ctx.who = sig, anomalies, score, who
     ctx.changes, ctx.ref, ctx.place, ctx.agg, ctx.sla_rows = changes, ref, place, agg, sla_rows

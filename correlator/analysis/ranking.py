@@ -78,11 +78,13 @@ def explained_by(
     p: Placement,
     graph: Topology,
     step: float,
+    ratio: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
     Another anomaly explains this one when it is related (same node or adjacent) and began
-    clearly earlier, or when it sits on a node this one depends on and began no later.
+    clearly earlier, or when it sits on a node this one depends on, began no later and is
+    at least ``ratio`` as severe (a much smaller fault below cannot cause a large one).
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
@@ -104,7 +106,11 @@ def explained_by(
             if j == i or p.distance[j] < 0 or sev[j] <= 0:
                 continue
             earlier = onset_t[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
-            below = p.primary[j] in deeper and onset_t[j] <= onset_t[i] + step
+            below = (
+                p.primary[j] in deeper
+                and onset_t[j] <= onset_t[i] + step
+                and sev[j] >= ratio * sev[i]
+            )
             if earlier or below:
                 w = min(1.0, sev[j] / max(sev[i], 1e-9))
                 if w > weight[i]:

@@ -70,9 +70,12 @@ def is_counter(name: str, values: np.ndarray | None = None) -> bool:
     if not name.endswith(HISTOGRAM_SUFFIXES) or values is None:
         return False
     v = values[np.isfinite(values)]
-    if v.size < 3:
+    # A few rising points of a gauge (a per-window sum) look like a counter by chance.
+    if v.size < (3 if name.endswith("_bucket") else 8):
         return False
-    return float(np.mean(np.diff(v) >= 0)) >= 0.9
+    d = np.diff(v)
+    # A counter grows: a mostly flat gauge (idle, zero) with rare blips is not one.
+    return float(np.mean(d >= 0)) >= 0.9 and float(np.mean(d > 0)) >= 0.5
 
 
 def counter_rate(ts: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,36 @@
+"""Each series' normal level and band from a baseline recorded apart from the incident."""
+
+from __future__ import annotations
+
+from correlator.analysis import onset, signals
+from correlator.analysis.config import Config
+from correlator.analysis.timeline import choose_grid, choose_step
+
+
+def reference(baseline, cfg: Config) -> tuple[dict | None, dict | None]:
+    """Return per-series (median, upper spread, count, lower spread) and histogram references."""
+    base = [s for s in baseline or [] if s.ts.size]
+    if not base:
+        return None, None
+    bgrid = choose_grid(base, choose_step(base))
+    width = max(1, round(cfg.drift_window_s / bgrid.step))
+    bsig = signals.build(
+        base, bgrid, ref_cols=slice(None), window=width, volatile=cfg.volatile_labels
+    )
+    ref = onset.reference(bsig.matrix, rel_floor=cfg.band_rel_floor, abs_floor=cfg.abs_floor)
+    ref = onset.widen_to_band(ref, bsig.matrix, q=cfg.band_q, off=cfg.off_z)
+    stats = {
+        bsig.key(i): (ref.median[i], ref.scale[i], ref.count[i], ref.lower[i])
+        for i in range(len(bsig.names))
+    }
+    dists = {bsig.key(i): r for i, r in bsig.ref_counts.items()}
+    return stats, dists
+
+
+def apply(ref: onset.Reference, keys: list[tuple], stats: dict, cfg: Config) -> None:
+    """Replace, in place, each row's reference by its baseline's where that has enough points."""
+    ref.lower = ref.scale.copy()
+    for i, key in enumerate(keys):
+        got = stats.get(key)
+        if got and got[2] >= cfg.min_reference_points:
+            ref.median[i], ref.scale[i], ref.count[i], ref.lower[i] = got

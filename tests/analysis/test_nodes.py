@@ -1,0 +1,89 @@
+import numpy as np
+import pytest
+
+from correlator.analysis import nodes, onset
+from correlator.analysis.ranking import Placement, explained_by
+from correlator.analysis.timeline import is_counter
+from correlator.analysis.topology import Topology
+
+TOPO = {
+    "nodes": [{"id": n} for n in ("service:a", "service:b", "service:c", "service:d")],
+    "edges": [
+        {"from": "service:a", "to": "service:b", "kind": "calls"},
+        {"from": "service:d", "to": "service:b", "kind": "calls"},
+        {"from": "service:b", "to": "service:c", "kind": "calls"},
+    ],
+}
+
+
+def test_widen_to_band_puts_the_baseline_tail_at_the_threshold():
+    row = np.r_[np.zeros(96), np.full(4, 4.0)]  # idle, with rare bursts of 4
+    ref = onset.reference(row[None, :], rel_floor=0.0, abs_floor=1e-9)
+    assert ref.scale[0] == pytest.approx(0.25 * 4 * np.sqrt(0.04 * 0.96))  # a quarter std
+    wide = onset.widen_to_band(ref, row[None, :], q=99.0, off=2.5)
+    assert wide.scale[0] == pytest.approx(4.0 / 2.5)  # the 99th percentile is 4
+    assert wide.lower[0] == pytest.approx(ref.scale[0])  # nothing below the median
+    z = onset.robust_z(np.array([[4.0, 8.0, -2.0]]), wide)
+    assert z[0].tolist() == pytest.approx([2.5, 5.0, -2.0 / ref.scale[0]])
+
+
+def test_short_rising_gauge_is_not_a_counter():
+    assert not is_counter("requests_sum", np.array([214, 222, 234, 267, 289], float))
+    assert not is_counter("requests_sum", np.r_[np.zeros(20), 4.0, np.zeros(5)])
+    assert is_counter("requests_sum", np.arange(0, 100, 7.0))
+    assert is_counter("x_bucket", np.array([0, 10, 30, 35], float))
+
+
+def test_metric_kind_by_name():
+    assert nodes.metric_kind("latency_p99") == "latency"
+    assert nodes.metric_kind("model_latency_p99_ms") == "latency"
+    assert nodes.metric_kind("availability_avg") == "error"
+    assert nodes.metric_kind("model_error_rate") == "error"
+    assert nodes.metric_kind("requests_sum") == "traffic"
+    assert nodes.metric_kind("model_requests_per_second") == "traffic"
+    assert nodes.metric_kind("gpu_temperature_celsius") == "other"
+
+
+def test_traffic_of_a_called_node_is_weighted_down():
+    up = nodes.callers(TOPO)
+    assert up == {"service:b": {"service:a", "service:d"}, "service:c": {"service:b"}}
+    w = nodes.traffic_weight(
+        ["requests_sum", "requests_sum", "latency_avg"],
+        ["service:a", "service:c", "service:c"],
+        up,
+        weight=0.3,
+    )
+    assert w.tolist() == [1.0, 0.3, 1.0]
+
+
+def test_support_counts_anomalous_callers_of_unexplained_nodes():
+    graph = Topology.from_dict(TOPO)
+    up = nodes.callers(TOPO)
+    sev = np.array([0.8, 0.9, 0.6, 0.05, 0.3])
+    primary = ["service:a", "service:b", "service:d", "service:c", "service:c"]
+    keep = np.array([True, True, True, True, False])
+    node_sev = nodes.node_severity(sev, primary, keep)
+    assert node_sev == {"service:a": 0.8, "service:b": 0.9, "service:d": 0.6, "service:c": 0.05}
+    shared = nodes.shared_by_callers(node_sev, up, graph, least=0.1, ratio=0.5)
+    # a and d call the more anomalous b: explained by it, they get no count.
+    assert shared == {"service:b": 2}
+    # c at 0.5 of b's severity explains b: b then gets no count.
+    node_sev["service:c"] = 0.45
+    assert "service:b" not in nodes.shared_by_callers(node_sev, up, graph, least=0.1, ratio=0.5)
+    w = nodes.support_weight(["service:b", "service:a", None], shared, step=0.25, most=3)
+    assert w.tolist() == [1.25, 1.0, 1.0]
+    w = nodes.support_weight(["service:b"], {"service:b": 5}, step=0.25, most=3)
+    assert w.tolist() == [1.5]
+
+
+def test_a_much_weaker_anomaly_below_does_not_explain():
+    graph = Topology.from_dict(TOPO)
+    p = Placement([["service:b"], ["service:c"]], ["service:b", "service:c"], np.array([1, 2]))
+    cand = np.array([0, 1])
+    onset_t = np.array([100.0, 100.0])
+    weak = np.array([1.0, 0.3])
+    w, who = explained_by(cand, sev=weak, onset_t=onset_t, p=p, graph=graph, step=60, ratio=0.5)
+    assert w[0] == 0.0 and who[0] == -1
+    strong = np.array([1.0, 0.6])
+    w, who = explained_by(cand, sev=strong, onset_t=onset_t, p=p, graph=graph, step=60, ratio=0.5)
+    assert w[0] == pytest.approx(0.6) and who[0] == 1
