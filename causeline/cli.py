@@ -10,6 +10,8 @@ import sys
 # Each module defines ``register(subparsers)``; the server stack is imported only
 # inside the command that needs it, so the agent install stays light.
 COMMAND_MODULES = [
+    "causeline.commands.up",
+    "causeline.commands.dashboard",
     "causeline.commands.serve",
     "causeline.commands.db",
     "causeline.commands.token",
@@ -17,6 +19,13 @@ COMMAND_MODULES = [
     "causeline.commands.analyze",
     "causeline.commands.agent",
     "causeline.commands.env",
+    "causeline.commands.change",
+    "causeline.commands.incident",
+    "causeline.commands.model",
+    "causeline.commands.oncall",
+    "causeline.commands.capacity",
+    "causeline.commands.alert",
+    "causeline.commands.openapi",
 ]
 
 EPILOG = """examples:

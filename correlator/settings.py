@@ -22,6 +22,45 @@ class ServiceSettings(BaseSettings):
     # "auto": reads are open when bound to loopback and need a token otherwise.
     read_auth: Literal["auto", "open", "token"] = "auto"
     token_cache_seconds: float = 30.0
+    # The background SLA evaluator (off in the library; ``causeline serve`` turns it on).
+    evaluator_enabled: bool = False
+    evaluator_interval_seconds: float = 30.0
+    # How long a dead evaluator's lease keeps other processes from evaluating.
+    lease_seconds: float = 90.0
+    # The queue-backlog autoscaling signal on /metrics.
+    autoscale_window_seconds: float = 300.0
+    autoscale_drain_seconds: float = 30.0
+    autoscale_min_replicas: int = 1
+
+    # Alerts (docs/alerts.md): where deep links point, the routes file, the outbox worker.
+    public_url: str = "http://127.0.0.1:8400"
+    alert_routes_file: str | None = None
+    alert_routes_json: str | None = None
+    alert_worker_enabled: bool = False
+    alert_worker_interval_seconds: float = 1.0
+    alert_max_attempts: int = 8
+    alert_retry_base_seconds: float = 2.0
+    alert_retry_cap_seconds: float = 300.0
+    alert_http_timeout_seconds: float = 10.0
+    # A claimed row not finished by then (a crashed sender) is sent again.
+    alert_claim_seconds: float = 60.0
+    # A firing Alertmanager alert labelled causeline_sla="<SLA>" opens that SLA's incident.
+    alert_inbound_opens_incidents: bool = True
+
+    # Prometheus-compatible source (docs/prometheus.md): metrics the mapping names are read
+    # from this server, the rest from the store. No URL: everything from the store.
+    prometheus_url: str | None = None
+    prometheus_mapping: str | None = None  # YAML file; None: the built-in mapping
+    prometheus_step_seconds: float | None = None  # None: the mapping's step_seconds
+    prometheus_timeout_seconds: float = 30.0
+    prometheus_retries: int = 3
+
+    # Retention (docs/postgresql.md): raw samples kept this many whole days, 1-minute
+    # rollups longer; the job runs under the "retention" lease on every replica.
+    retention_enabled: bool = False
+    raw_retention_days: int = 7
+    rollup_retention_days: int = 90
+    retention_interval_seconds: float = 3600.0
 
     def reads_need_token(self) -> bool:
         """Return whether read endpoints require a bearer token."""

@@ -2,18 +2,55 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from prometheus_client import CollectorRegistry
 
+from correlator.alerts.worker import OutboxWorker
 from correlator.api.auth import TokenChecker
-from correlator.api.routes import catalog, fingerprints, health, ingest, series
+from correlator.api.routes import (
+    alertmanager_hook,
+    alerts,
+    capacity,
+    catalog,
+    changes,
+    fingerprints,
+    health,
+    hooks,
+    incidents,
+    ingest,
+    models,
+    oncall,
+    series,
+    slas,
+)
+from correlator.process.autoscale import BacklogCollector
+from correlator.process.evaluator import holder_name, run_evaluator
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
 from correlator.store.ingest import SeriesCache
+from correlator.store.retention import run_retention_job
 
-ROUTERS = [health.router, ingest.router, series.router, catalog.router, fingerprints.router]
+ROUTERS = [
+    health.router,
+    ingest.router,
+    series.router,
+    catalog.router,
+    fingerprints.router,
+    changes.router,
+    hooks.router,
+    models.router,
+    slas.router,
+    incidents.router,
+    oncall.router,
+    capacity.router,
+    alerts.router,
+    alertmanager_hook.router,
+]
 
 
 def _openapi(app: FastAPI):
@@ -38,7 +75,36 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None) -> FastA
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
+        task = None
+        if settings.evaluator_enabled:
+            task = asyncio.create_task(
+                run_evaluator(
+                    engine,
+                    interval=settings.evaluator_interval_seconds,
+                    lease_seconds=settings.lease_seconds,
+                    holder=_app.state.evaluator_holder,
+                    settings=settings,
+                )
+            )
+        alert_worker = alert_task = None
+        if settings.alert_worker_enabled:
+            alert_worker = OutboxWorker(engine, settings, holder=_app.state.evaluator_holder)
+            alert_task = asyncio.create_task(
+                alert_worker.run(settings.alert_worker_interval_seconds)
+            )
+        retention_task = None
+        if settings.retention_enabled:
+            retention_task = asyncio.create_task(
+                run_retention_job(engine, settings=settings, holder=_app.state.evaluator_holder)
+            )
         yield
+        for running in (task, alert_task, retention_task):
+            if running is not None:
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+        if alert_worker is not None:
+            alert_worker.close()
         engine.dispose()
 
     app = FastAPI(
@@ -51,6 +117,17 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None) -> FastA
     app.state.engine = engine
     app.state.series_cache = SeriesCache()
     app.state.tokens = TokenChecker(engine, settings.token_cache_seconds)
+    app.state.evaluator_holder = holder_name()
+    registry = CollectorRegistry()
+    registry.register(
+        BacklogCollector(
+            engine,
+            window=settings.autoscale_window_seconds,
+            drain=settings.autoscale_drain_seconds,
+            min_replicas=settings.autoscale_min_replicas,
+        )
+    )
+    app.state.metrics_registry = registry
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = _openapi(app)

@@ -9,6 +9,9 @@ from correlator.store.dialect import upsert_insert
 from correlator.store.tables import Change, Sla, TopologyEdge, TopologyNode
 
 CHANGE_FIELDS = ("id", "ts", "kind", "target", "summary", "owner", "labels")
+# Change-calendar columns (unix seconds in dicts for the *_ts / *_at ones).
+PROCESS_FIELDS = ("person", "scope", "rollout_stage", "canary_percent", "version", "author")
+PROCESS_TIMES = ("planned_ts", "registered_at")
 SLA_FIELDS = (
     "name",
     "metric",
@@ -36,7 +39,13 @@ def upsert_changes(*, conn: Connection, changes: list[dict]) -> int:
                 "summary": c.get("summary", ""),
                 "owner": c.get("owner", ""),
                 "labels": c.get("labels", {}),
-                "extra": {k: v for k, v in c.items() if k not in CHANGE_FIELDS},
+                "extra": {
+                    k: v
+                    for k, v in c.items()
+                    if k not in CHANGE_FIELDS + PROCESS_FIELDS + PROCESS_TIMES
+                },
+                **{k: c.get(k) for k in PROCESS_FIELDS},
+                **{k: _ms(c.get(k)) for k in PROCESS_TIMES},
             }
         )
     stmt = upsert_insert(conn, Change)
@@ -45,6 +54,8 @@ def upsert_changes(*, conn: Connection, changes: list[dict]) -> int:
         set_={
             k: stmt.excluded[k]
             for k in ("ts", "kind", "target", "summary", "owner", "labels", "extra")
+            + PROCESS_FIELDS
+            + PROCESS_TIMES
         },
     )
     conn.execute(stmt, rows)
@@ -64,7 +75,17 @@ def change_dict(row: Change) -> dict:
     }
     if out["ts"] is not None and out["ts"].is_integer():
         out["ts"] = int(out["ts"])
+    for key in PROCESS_FIELDS:
+        if getattr(row, key, None) is not None:
+            out[key] = getattr(row, key)
+    for key in PROCESS_TIMES:
+        if getattr(row, key, None) is not None:
+            out[key] = getattr(row, key) / 1000.0
     return out | (row.extra or {})
+
+
+def _ms(seconds: float | None) -> int | None:
+    return None if seconds is None else round(float(seconds) * 1000)
 
 
 def list_changes(

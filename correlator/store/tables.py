@@ -46,9 +46,14 @@ class Histogram(Base):
 
 
 class Sample(Base):
-    """One value of a series at a millisecond timestamp; NULL value means NaN."""
+    """One value of a series at a millisecond timestamp; NULL value means NaN.
+
+    The key leads with the unix hour so fresh samples of every series land in one
+    small, hot part of the index instead of one page per series.
+    """
 
     __tablename__ = "samples"
+    hour: Mapped[int] = mapped_column(Integer, primary_key=True)
     series_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     ts: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     value: Mapped[float | None] = mapped_column(Double, nullable=True)
@@ -78,6 +83,14 @@ class Change(Base):
     owner: Mapped[str] = mapped_column(String(32), default="")
     labels: Mapped[dict] = mapped_column(JSON, default=dict)
     extra: Mapped[dict] = mapped_column(JSON, default=dict)
+    person: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    scope: Mapped[str | None] = mapped_column(Text, nullable=True)
+    planned_ts: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    registered_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    rollout_stage: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    canary_percent: Mapped[float | None] = mapped_column(Double, nullable=True)
+    version: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    author: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class TopologyNode(Base):
@@ -141,3 +154,174 @@ class Fingerprint(Base):
         UniqueConstraint("host", "instance", "model", "digest", name="uq_fingerprint_digest"),
         Index("ix_fingerprints_host_ts", "host", "ts"),
     )
+
+
+class Model(Base):
+    """A served model of the registry."""
+
+    __tablename__ = "models"
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(32), default="algo")
+    description: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    author: Mapped[str] = mapped_column(String(200), default="")
+
+
+class ModelVersion(Base):
+    """A version of a model and its model card."""
+
+    __tablename__ = "model_versions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model: Mapped[str] = mapped_column(ForeignKey("models.name", ondelete="CASCADE"))
+    version: Mapped[str] = mapped_column(String(100))
+    card: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    card_updated_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    card_author: Mapped[str] = mapped_column(String(200), default="")
+    __table_args__ = (UniqueConstraint("model", "version", name="uq_model_version"),)
+
+
+class ModelInstance(Base):
+    """A running instance of a model version on a host."""
+
+    __tablename__ = "model_instances"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model: Mapped[str] = mapped_column(ForeignKey("models.name", ondelete="CASCADE"))
+    instance: Mapped[str] = mapped_column(String(200))
+    version: Mapped[str] = mapped_column(String(100), default="")
+    host: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    author: Mapped[str] = mapped_column(String(200), default="")
+    __table_args__ = (UniqueConstraint("model", "instance", name="uq_model_instance"),)
+
+
+class Incident(Base):
+    """An SLA breach under investigation, with its snapshot of suspects."""
+
+    __tablename__ = "incidents"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sla: Mapped[str] = mapped_column(String(200), index=True)
+    # The SLA's name while open, NULL once resolved: at most one open incident per SLA.
+    open_slot: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    severity: Mapped[str] = mapped_column(String(16), default="major")
+    breach_start: Mapped[float] = mapped_column(Double)
+    breach_end: Mapped[float | None] = mapped_column(Double, nullable=True)
+    opened_at: Mapped[int] = mapped_column(BigInteger)
+    resolved_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    resolved_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    reranked_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    opened_by: Mapped[str] = mapped_column(String(200), default="")
+    snapshot: Mapped[dict] = mapped_column(JSON, default=dict)
+
+
+class IncidentNote(Base):
+    """A timestamped note on an incident from one team."""
+
+    __tablename__ = "incident_notes"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    incident_id: Mapped[int] = mapped_column(
+        ForeignKey("incidents.id", ondelete="CASCADE"), index=True
+    )
+    ts: Mapped[int] = mapped_column(BigInteger)
+    author: Mapped[str] = mapped_column(String(200), default="")
+    team: Mapped[str] = mapped_column(String(16), default="other")
+    text: Mapped[str] = mapped_column(Text)
+
+
+class OncallRotation(Base):
+    """A weekly (or other period) rotation of one team's on-call contacts."""
+
+    __tablename__ = "oncall_rotations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    team: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str] = mapped_column(String(200), default="")
+    members: Mapped[list] = mapped_column(JSON)
+    start: Mapped[int] = mapped_column(BigInteger)
+    period_seconds: Mapped[int] = mapped_column(BigInteger)
+    author: Mapped[str] = mapped_column(String(200), default="")
+
+
+class OncallOverride(Base):
+    """A person on call for a team in place of the rotation for a while."""
+
+    __tablename__ = "oncall_overrides"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str] = mapped_column(String(200), default="")
+    person: Mapped[str] = mapped_column(String(200))
+    contact: Mapped[str] = mapped_column(String(200), default="")
+    start: Mapped[int] = mapped_column(BigInteger)
+    end: Mapped[int] = mapped_column(BigInteger)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    author: Mapped[str] = mapped_column(String(200), default="")
+
+
+class Lease(Base):
+    """A named lease held by one process until it expires (the SLA evaluator's)."""
+
+    __tablename__ = "leases"
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200), default="")
+    expires_at: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class AlertOutbox(Base):
+    """One rendered alert for one channel, written with the incident change, sent by a worker."""
+
+    __tablename__ = "alert_outbox"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # One row per (incident, event, channel[, top suspect]): a repeated enqueue adds nothing.
+    dedup_key: Mapped[str] = mapped_column(String(400), unique=True)
+    incident_id: Mapped[int | None] = mapped_column(Integer, index=True, nullable=True)
+    event: Mapped[str] = mapped_column(String(16))
+    channel: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(32))
+    payload: Mapped[dict] = mapped_column(JSON)
+    labels: Mapped[dict] = mapped_column(JSON, default=dict)
+    top_suspect: Mapped[str] = mapped_column(String(500), default="")
+    # pending -> sending -> sent | failed; silenced while a silence matches.
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[int] = mapped_column(BigInteger, default=0)
+    claimed_by: Mapped[str] = mapped_column(String(200), default="")
+    claimed_until: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    sent_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    refreshed_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    silenced_until: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    __table_args__ = (
+        Index("ix_alert_outbox_due", "status", "next_attempt_at"),
+        Index("ix_alert_outbox_channel_sent", "channel", "sent_at"),
+    )
+
+
+class AlertSilence(Base):
+    """A silence: alerts whose labels match are not sent until it ends."""
+
+    __tablename__ = "alert_silences"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    matchers: Mapped[dict] = mapped_column(JSON)
+    starts_at: Mapped[int] = mapped_column(BigInteger)
+    ends_at: Mapped[int] = mapped_column(BigInteger, index=True)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    author: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class SampleRollup(Base):
+    """One minute of a series rolled up from raw samples: min, max, sum, count of values.
+
+    ``ts`` is the minute's start in unix milliseconds; NaN (NULL) values are not counted.
+    """
+
+    __tablename__ = "samples_1m"
+    hour: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    ts: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    min: Mapped[float | None] = mapped_column(Double, nullable=True)
+    max: Mapped[float | None] = mapped_column(Double, nullable=True)
+    sum: Mapped[float | None] = mapped_column(Double, nullable=True)
+    count: Mapped[int] = mapped_column(Integer)
+    __table_args__ = ({"sqlite_with_rowid": False},)

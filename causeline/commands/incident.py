@@ -1,0 +1,155 @@
+"""``causeline incident``: list, show, annotate, resolve, export and evaluate incidents."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from causeline.cli import CliError
+from causeline.commands.common import parse_time, subparser
+from causeline.commands.process_common import (
+    add_common,
+    author_of,
+    open_engine,
+    reading,
+    show,
+    when,
+    writing,
+)
+
+
+def register(sub) -> None:
+    """Add the incident subcommand and its actions."""
+    p = subparser(
+        sub,
+        "incident",
+        "incidents opened by SLA breaches: list, show, note, resolve, export a review",
+        "causeline incident export 3 -o incident-3.md",
+    )
+    acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ls = acts.add_parser("list", help="list incidents, open first")
+    ls.add_argument("--status", choices=("open", "resolved"), default=None)
+    add_common(ls)
+    ls.set_defaults(func=list_cmd)
+    for name, func, text in (
+        ("show", show_cmd, "print an incident as JSON"),
+        ("export", export_cmd, "write the post-incident review (Markdown)"),
+        ("resolve", resolve_cmd, "resolve an incident by hand"),
+    ):
+        a = acts.add_parser(name, help=text)
+        a.add_argument("id", type=int)
+        if name == "export":
+            a.add_argument("-o", "--output", default=None, help="file (default: stdout)")
+        if name == "resolve":
+            a.add_argument("--text", default=None, help="why, written as a note")
+        add_common(a, author=name == "resolve")
+        a.set_defaults(func=func)
+    note = acts.add_parser("note", help="add a timestamped note")
+    note.add_argument("id", type=int)
+    note.add_argument("text")
+    note.add_argument("--team", choices=("algo", "infra", "other"), default="other")
+    add_common(note, author=True)
+    note.set_defaults(func=note_cmd)
+    ev = acts.add_parser("evaluate", help="check every SLA once and open/resolve incidents")
+    ev.add_argument("--at", type=parse_time, default=None, help="as of this time (default: now)")
+    add_common(ev)
+    ev.set_defaults(func=evaluate_cmd)
+
+
+def _get(args) -> dict:
+    from correlator.store.incidents import get_incident
+
+    with reading(args) as conn:
+        got = get_incident(conn=conn, incident_id=args.id)
+    if got is None:
+        raise CliError(f"no incident {args.id}")
+    return got
+
+
+def list_cmd(args) -> int:
+    """Print incident summaries."""
+    from correlator.store.incidents import list_incidents
+
+    with reading(args) as conn:
+        rows = list_incidents(conn=conn, status=args.status)
+    for r in rows:
+        top = r["top_suspect"] or {}
+        what = top.get("metric") or top.get("id") or "-"
+        print(
+            f"{r['id']:>4} {r['status']:8} {when(r['breach_start']):17} {r['sla']:40} top: {what}"
+        )
+    if not rows:
+        print("no incidents")
+    return 0
+
+
+def show_cmd(args) -> int:
+    """Print one incident."""
+    show(_get(args))
+    return 0
+
+
+def export_cmd(args) -> int:
+    """Write the Markdown review."""
+    from correlator.process.review import render_review
+
+    text = render_review(_get(args))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}")
+    else:
+        print(text, end="")
+    return 0
+
+
+def note_cmd(args) -> int:
+    """Add a note."""
+    from correlator.store.incidents import add_note
+
+    with writing(args) as conn:
+        got = add_note(
+            conn=conn,
+            incident_id=args.id,
+            author=author_of(args),
+            team=args.team,
+            text=args.text,
+            now=time.time(),
+        )
+    if got is None:
+        raise CliError(f"no incident {args.id}")
+    show(got)
+    return 0
+
+
+def resolve_cmd(args) -> int:
+    """Resolve an incident."""
+    from correlator.store.incidents import add_note, resolve_incident
+
+    _get(args)
+    t = time.time()
+    with writing(args) as conn:
+        if not resolve_incident(conn=conn, incident_id=args.id, now=t, by=author_of(args)):
+            raise CliError(f"incident {args.id} is already resolved")
+        if args.text:
+            add_note(
+                conn=conn,
+                incident_id=args.id,
+                author=author_of(args),
+                team="other",
+                text=args.text,
+                now=t,
+            )
+    print(f"incident {args.id} resolved")
+    return 0
+
+
+def evaluate_cmd(args) -> int:
+    """Run one evaluation pass."""
+    from correlator.process.evaluator import evaluate_once, holder_name
+
+    engine = open_engine(args.database_url)
+    try:
+        show(evaluate_once(engine, holder=holder_name(), now=args.at))
+    finally:
+        engine.dispose()
+    return 0

@@ -1,0 +1,68 @@
+"""Helpers shared by the process subcommands (change, model, incident, oncall)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import time
+from contextlib import contextmanager
+
+from causeline.commands.common import add_database_option
+
+
+def open_engine(url):
+    """Return an engine on an up-to-date schema (the embedded file by default)."""
+    from causeline.commands.db import ensure_schema
+    from correlator.store.engine import make_engine, resolve_database_url
+
+    url = resolve_database_url(url)
+    ensure_schema(url)
+    return make_engine(url)
+
+
+@contextmanager
+def writing(args):
+    """Yield a connection in a write transaction on the command's database."""
+    from correlator.store.engine import write_transaction
+
+    engine = open_engine(args.database_url)
+    try:
+        with write_transaction(engine) as conn:
+            yield conn
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def reading(args):
+    """Yield a read connection on the command's database."""
+    engine = open_engine(args.database_url)
+    try:
+        with engine.connect() as conn:
+            yield conn
+    finally:
+        engine.dispose()
+
+
+def add_common(parser, *, author: bool = False) -> None:
+    """Add --database-url (and --author) to a subcommand."""
+    add_database_option(parser)
+    if author:
+        parser.add_argument("--author", default=None, help="who does it (default: login name)")
+
+
+def author_of(args) -> str:
+    """Return the author to record."""
+    return getattr(args, "author", None) or getpass.getuser()
+
+
+def show(obj) -> None:
+    """Print an object as indented JSON."""
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def when(ts: float | None) -> str:
+    """Return a UTC time for a table cell."""
+    if ts is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ts))

@@ -1,0 +1,85 @@
+"""Shared pieces of the process routers: body base model, field errors, store calls."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import HTTPException, Path, Query
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.concurrency import run_in_threadpool
+
+from correlator.store.engine import write_transaction
+
+MAX_TS = 1e11  # unix seconds; far beyond any real timestamp, safe in milliseconds
+NAME_PATTERN = r"^[^\x00/]+$"
+Name = Annotated[str, Path(min_length=1, max_length=200, pattern=NAME_PATTERN)]
+QueryName = Annotated[str, Query(min_length=1, max_length=200, pattern=r"^[^\x00]+$")]
+Text200 = Annotated[str, Field(max_length=200)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_TS, allow_inf_nan=False)]
+Author = Annotated[str | None, Field(default=None, max_length=200, description="who did it")]
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+class Body(BaseModel):
+    """A write body: unknown fields and NUL characters are refused with the field named."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_nul(cls, value):
+        if _has_nul(value):
+            raise ValueError("must not contain NUL characters")
+        return value
+
+
+def field_error(field: str, msg: str, status: int = 422) -> HTTPException:
+    """Return a 422 in FastAPI's shape that names the field."""
+    return HTTPException(
+        status, [{"loc": ["body", field], "field": field, "msg": msg, "type": "value_error"}]
+    )
+
+
+def not_found(what: str) -> HTTPException:
+    """Return a 404 naming what is missing."""
+    return HTTPException(404, f"no {what}")
+
+
+def who(body_author: str | None, token_name: str | None) -> str:
+    """Return the author to record: the body's, else the token's name."""
+    return body_author or token_name or ""
+
+
+async def read(engine, fn, **kwargs):
+    """Run a repository function on a read connection in the thread pool."""
+
+    def call():
+        with engine.connect() as conn:
+            return fn(conn=conn, **kwargs)
+
+    return await run_in_threadpool(call)
+
+
+async def write(engine, fn, **kwargs):
+    """Run a repository function in a write transaction in the thread pool."""
+
+    def call():
+        with write_transaction(engine) as conn:
+            return fn(conn=conn, **kwargs)
+
+    return await run_in_threadpool(call)
+
+
+def now() -> float:
+    """Return the current unix time."""
+    return time.time()

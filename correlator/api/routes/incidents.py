@@ -1,0 +1,202 @@
+"""Incidents: list, inspect, annotate, re-rank, resolve, review; evaluate and analyze now."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import PlainTextResponse
+from pydantic import Field
+from starlette.concurrency import run_in_threadpool
+
+from correlator.analysis import AnalysisError, SlaMatchError
+from correlator.api.auth import ReaderDep, WriterDep
+from correlator.api.deps import EngineDep
+from correlator.api.process_io import (
+    Author,
+    Body,
+    Seconds,
+    field_error,
+    not_found,
+    now,
+    read,
+    who,
+    write,
+)
+from correlator.process.announce import resolve_and_announce, snapshot_and_announce
+from correlator.process.evaluator import evaluate_once
+from correlator.process.review import render_review
+from correlator.process.snapshot import analyze_stored, build_snapshot
+from correlator.store.incidents import (
+    add_note,
+    get_incident,
+    list_incidents,
+)
+
+router = APIRouter(tags=["incidents"])
+IncidentId = int
+
+
+class NoteIn(Body):
+    """A timestamped note from one team."""
+
+    text: str = Field(min_length=1, max_length=20_000)
+    team: Literal["algo", "infra", "other"] = "other"
+    author: Author = None
+
+
+class ActionIn(Body):
+    """Who does it, and optionally why (written as a note)."""
+
+    author: Author = None
+    text: str | None = Field(None, max_length=20_000)
+
+
+class AnalyzeIn(Body):
+    """Which SLA to analyze, and at which breach time (default: found in the newest data)."""
+
+    sla: str = Field(min_length=1, max_length=200)
+    at: Seconds | None = None
+
+
+def _id(incident_id: int) -> int:
+    if not 0 < incident_id < 2**31:
+        raise not_found(f"incident {incident_id}")
+    return incident_id
+
+
+async def _get(engine, incident_id: int) -> dict:
+    got = await read(engine, get_incident, incident_id=_id(incident_id))
+    if got is None:
+        raise not_found(f"incident {incident_id}")
+    return got
+
+
+@router.get("/api/v1/incidents")
+async def incidents(
+    engine: EngineDep, _reader: ReaderDep, status: Literal["open", "resolved"] | None = None
+) -> list[dict]:
+    """Return incident summaries, open ones first, newest first."""
+    return await read(engine, list_incidents, status=status)
+
+
+@router.get("/api/v1/incidents/{incident_id}")
+async def incident(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> dict:
+    """Return an incident: breach, scope, suspects, changes, chain, notes, on-call."""
+    return await _get(engine, incident_id)
+
+
+@router.post("/api/v1/incidents/{incident_id}/notes", status_code=201)
+async def note(incident_id: int, body: NoteIn, engine: EngineDep, token: WriterDep) -> dict:
+    """Add a timestamped note to an incident."""
+    got = await write(
+        engine,
+        add_note,
+        incident_id=_id(incident_id),
+        author=who(body.author, token),
+        team=body.team,
+        text=body.text,
+        now=now(),
+    )
+    if got is None:
+        raise not_found(f"incident {incident_id}")
+    return got
+
+
+@router.post("/api/v1/incidents/{incident_id}/rerank")
+async def rerank(
+    incident_id: int,
+    request: Request,
+    engine: EngineDep,
+    token: WriterDep,
+    body: ActionIn | None = None,
+) -> dict:
+    """Recompute the suspects snapshot from the data stored now."""
+    inc = await _get(engine, incident_id)
+    t = now()
+    snap = await run_in_threadpool(
+        build_snapshot, engine, sla_name=inc["sla"], breach_start=inc["breach_start"], now=t
+    )
+    await write(
+        engine,
+        snapshot_and_announce,
+        incident_id=inc["id"],
+        snapshot=snap,
+        now=t,
+        settings=request.app.state.settings,
+        event="updated",
+    )
+    return await _get(engine, incident_id)
+
+
+@router.post("/api/v1/incidents/{incident_id}/resolve")
+async def resolve(
+    incident_id: int,
+    request: Request,
+    engine: EngineDep,
+    token: WriterDep,
+    body: ActionIn | None = None,
+) -> dict:
+    """Resolve an open incident by hand; 409 when it is already resolved."""
+    await _get(engine, incident_id)
+    author = who(body.author if body else None, token)
+    t = now()
+    resolved = await write(
+        engine,
+        resolve_and_announce,
+        incident_id=incident_id,
+        now=t,
+        by=author,
+        settings=request.app.state.settings,
+    )
+    if not resolved:
+        raise HTTPException(409, f"incident {incident_id} is already resolved")
+    if body and body.text:
+        await write(
+            engine,
+            add_note,
+            incident_id=incident_id,
+            author=author,
+            team="other",
+            text=body.text,
+            now=t,
+        )
+    return await _get(engine, incident_id)
+
+
+@router.get("/api/v1/incidents/{incident_id}/review", response_class=PlainTextResponse)
+async def review(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> PlainTextResponse:
+    """Return the post-incident review in Markdown."""
+    inc = await _get(engine, incident_id)
+    return PlainTextResponse(render_review(inc), media_type="text/markdown; charset=utf-8")
+
+
+@router.post("/api/v1/evaluate")
+async def evaluate(
+    request: Request,
+    engine: EngineDep,
+    _writer: WriterDep,
+    at: float | None = Query(None, ge=0, le=1e11, description="evaluate as of this time"),
+) -> dict:
+    """Run one SLA evaluation pass now (under the evaluator lease)."""
+    settings = request.app.state.settings
+    return await run_in_threadpool(
+        evaluate_once,
+        engine,
+        holder=request.app.state.evaluator_holder,
+        now=at,
+        lease_seconds=settings.lease_seconds,
+        settings=settings,
+    )
+
+
+@router.post("/api/v1/analyze")
+async def analyze(body: AnalyzeIn, engine: EngineDep, _reader: ReaderDep) -> dict:
+    """Rank suspects of an SLA breach from stored data (FORMAT.md output)."""
+    try:
+        got = await run_in_threadpool(analyze_stored, engine, body.sla, body.at)
+    except (AnalysisError, SlaMatchError, ValueError) as exc:
+        raise field_error("sla", str(exc)) from exc
+    if got is None:
+        raise not_found(f"SLA {body.sla}")
+    return got

@@ -1,0 +1,1 @@
+"""The shared process: SLA evaluation, incidents, cards, capacity and reviews."""

@@ -1,0 +1,134 @@
+"""Render an incident as a Markdown post-incident review (timeline, triggers, actions)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+TIMELINE_SUSPECTS = 5
+
+
+def _t(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return "ongoing"
+    seconds = int(seconds)
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h {m}m" if h else (f"{m}m {s}s" if m else f"{s}s")
+
+
+def _scope(scope: dict | None) -> str:
+    if not scope:
+        return "unknown"
+    where = ", ".join(f"{k}={v}" for k, v in (scope.get("labels") or {}).items())
+    return f"{scope.get('kind', '?')}" + (f" ({where})" if where else "")
+
+
+def _name(s: dict) -> str:
+    if s.get("kind") == "change":
+        return f"change {s.get('id')}"
+    labels = ", ".join(f"{k}={v}" for k, v in sorted((s.get("labels") or {}).items()))
+    return f"{s.get('metric')}{{{labels}}}"
+
+
+def _trigger(top: dict | None) -> str:
+    return f"{_name(top)} - {top.get('evidence', '')}" if top else "not found"
+
+
+def _timeline(inc: dict) -> list[tuple[float, str]]:
+    rows = [(inc["breach_start"], f"**SLA breached**: {inc['sla']}")]
+    for c in inc.get("changes") or []:
+        when = c.get("ts") if c.get("ts") is not None else c.get("planned_ts")
+        if when is None:
+            continue
+        flag = " (unplanned)" if c.get("unplanned") else ""
+        who = c.get("person") or c.get("owner") or ""
+        rows.append(
+            (when, f"change {c['id']} [{c.get('kind')}] {c.get('summary', '')} by {who}{flag}")
+        )
+    for s in (inc.get("suspects") or [])[:TIMELINE_SUSPECTS]:
+        if s.get("kind") == "series" and s.get("onset") is not None:
+            rows.append((s["onset"], f"anomaly onset: {_name(s)} (suspect #{s.get('rank')})"))
+    for n in inc.get("notes") or []:
+        rows.append((n["ts"], f"note by {n['author']} ({n['team']}): {n['text']}"))
+    if inc.get("breach_end") is not None:
+        rows.append((inc["breach_end"], "SLA recovered"))
+    if inc.get("resolved_at") is not None:
+        rows.append((inc["resolved_at"], f"incident resolved by {inc.get('resolved_by') or '?'}"))
+    return sorted(rows, key=lambda r: r[0])
+
+
+def render_review(inc: dict) -> str:
+    """Return the Markdown review of an incident."""
+    suspects = inc.get("suspects") or []
+    top = suspects[0] if suspects else None
+    end = inc.get("breach_end") or inc.get("resolved_at")
+    lines = [
+        f"# Post-incident review: incident {inc['id']} - {inc['sla']}",
+        "",
+        "## Summary",
+        "",
+        f"- SLA: **{inc['sla']}** (severity {inc.get('severity', '?')}), status {inc['status']}",
+        f"- Breach: {_t(inc['breach_start'])} -> {_t(end)} "
+        f"({_dur(end - inc['breach_start'] if end else None)})",
+        f"- Most likely trigger: {_trigger(top)}",
+        "",
+        "## Impact",
+        "",
+        f"- Scope: {_scope(inc.get('scope'))}",
+        f"- Duration: {_dur(end - inc['breach_start'] if end else None)}",
+    ]
+    oncall = inc.get("oncall") or {}
+    for team in ("algo", "infra"):
+        who = oncall.get(team)
+        lines.append(f"- On call ({team}): {who['person'] if who else 'nobody'}")
+    lines += ["", "## Timeline", "", "| time (UTC) | event |", "| --- | --- |"]
+    for when, text in _timeline(inc):
+        lines.append(f"| {_t(when)} | {text.replace('|', '/')} |")
+    lines += ["", "## Triggers and contributing factors", ""]
+    if not suspects:
+        lines.append("No suspect was ranked from the stored data.")
+    for s in suspects[:5]:
+        role = "Trigger" if s is top else "Contributing factor"
+        lines.append(
+            f"{s.get('rank')}. **{role}**: {_name(s)} (score {s.get('score')}, owner "
+            f"{s.get('owner')}, lead {s.get('lead_seconds')} s). Evidence: {s.get('evidence', '')}"
+        )
+    lines += ["", "## Chain (input -> model -> output -> downstream)", ""]
+    for seg in inc.get("chain") or []:
+        lines.append(
+            f"- {seg['segment']}: {seg.get('component') or '-'} - owner {seg['owner']}, "
+            f"{seg['status']}" + (f": {seg['evidence']}" if seg.get("evidence") else "")
+        )
+    lines += ["", "## Action items", "", "| action | owner |", "| --- | --- |"]
+    for action, owner in action_items(inc):
+        lines.append(f"| {action} | {owner} |")
+    return "\n".join(lines) + "\n"
+
+
+def action_items(inc: dict) -> list[tuple[str, str]]:
+    """Return improvement actions with owners, from the suspects and changes."""
+    items = []
+    for s in (inc.get("suspects") or [])[:3]:
+        if float(s.get("score", 0)) < 0.3:
+            continue
+        owner = s.get("owner") or "algo"
+        if s.get("kind") == "change":
+            items.append(
+                (f"Review change {s['id']}: add a canary/shadow gate or rollback check", owner)
+            )
+        elif "input" in (s.get("metric") or "") or "feature" in (s.get("metric") or ""):
+            items.append(
+                (f"Alert on drift of {_name(s)} and document the input distribution", owner)
+            )
+        else:
+            items.append((f"Add an alert and a runbook entry for {_name(s)}", owner))
+    if any(c.get("unplanned") for c in inc.get("changes") or []):
+        items.append(("Register changes in the calendar one day ahead", "algo + infra"))
+    items.append(("Confirm the SLA document and capacity plan still hold", "algo + infra"))
+    return items

@@ -1,0 +1,143 @@
+"""Repository functions for incidents and their notes."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, case, select
+from sqlalchemy.orm import Session
+
+from correlator.store.tables import Incident, IncidentNote
+
+
+def _s(ms: int | None) -> float | None:
+    return None if ms is None else ms / 1000.0
+
+
+def note_dict(row: IncidentNote) -> dict:
+    """Return the API form of a note."""
+    return {
+        "id": row.id,
+        "ts": row.ts / 1000.0,
+        "author": row.author,
+        "team": row.team,
+        "text": row.text,
+    }
+
+
+def _summary(row: Incident) -> dict:
+    suspects = (row.snapshot or {}).get("suspects") or []
+    return {
+        "id": row.id,
+        "sla": row.sla,
+        "status": row.status,
+        "severity": row.severity,
+        "breach_start": row.breach_start,
+        "breach_end": row.breach_end,
+        "opened_at": _s(row.opened_at),
+        "resolved_at": _s(row.resolved_at),
+        "top_suspect": suspects[0] if suspects else None,
+    }
+
+
+def incident_dict(row: Incident, notes: list[IncidentNote]) -> dict:
+    """Return the full API form of an incident."""
+    snap = row.snapshot or {}
+    return _summary(row) | {
+        "resolved_by": row.resolved_by,
+        "opened_by": row.opened_by,
+        "reranked_at": _s(row.reranked_at),
+        "scope": snap.get("scope"),
+        "suspects": snap.get("suspects") or [],
+        "changes": snap.get("changes") or [],
+        "chain": snap.get("chain") or [],
+        "oncall": snap.get("oncall") or {"algo": None, "infra": None},
+        "analysis_error": snap.get("analysis_error"),
+        "notes": [note_dict(n) for n in notes],
+    }
+
+
+def open_incident_for(*, conn: Connection, sla: str) -> Incident | None:
+    """Return the open incident of an SLA, or None."""
+    return Session(conn).scalars(select(Incident).where(Incident.open_slot == sla)).first()
+
+
+def open_incident(
+    *, conn: Connection, sla: str, severity: str, breach_start: float, now: float, by: str
+) -> int:
+    """Open an incident for an SLA (the caller checked none is open); return its id."""
+    session = Session(conn)
+    row = Incident(
+        sla=sla,
+        open_slot=sla,
+        status="open",
+        severity=severity,
+        breach_start=breach_start,
+        opened_at=round(now * 1000),
+        opened_by=by,
+        snapshot={},
+    )
+    session.add(row)
+    session.flush()
+    return row.id
+
+
+def set_snapshot(*, conn: Connection, incident_id: int, snapshot: dict, now: float) -> None:
+    """Replace the suspects snapshot of an incident."""
+    session = Session(conn)
+    row = session.get(Incident, incident_id)
+    row.snapshot = snapshot
+    row.reranked_at = round(now * 1000)
+    session.flush()
+
+
+def resolve_incident(
+    *, conn: Connection, incident_id: int, now: float, by: str, breach_end: float | None = None
+) -> bool:
+    """Resolve an open incident; return False when it was not open."""
+    session = Session(conn)
+    row = session.get(Incident, incident_id)
+    if row is None or row.status != "open":
+        return False
+    row.status, row.open_slot = "resolved", None
+    row.resolved_at, row.resolved_by = round(now * 1000), by
+    row.breach_end = breach_end if breach_end is not None else row.breach_end
+    session.flush()
+    return True
+
+
+def get_incident(*, conn: Connection, incident_id: int) -> dict | None:
+    """Return one incident with its notes, or None."""
+    session = Session(conn)
+    row = session.get(Incident, incident_id)
+    if row is None:
+        return None
+    notes = session.scalars(
+        select(IncidentNote)
+        .where(IncidentNote.incident_id == incident_id)
+        .order_by(IncidentNote.ts, IncidentNote.id)
+    )
+    return incident_dict(row, list(notes))
+
+
+def list_incidents(*, conn: Connection, status: str | None = None) -> list[dict]:
+    """Return incident summaries, open first, newest first."""
+    stmt = select(Incident).order_by(
+        case((Incident.status == "open", 0), else_=1), Incident.opened_at.desc(), Incident.id.desc()
+    )
+    if status:
+        stmt = stmt.where(Incident.status == status)
+    return [_summary(r) for r in Session(conn).scalars(stmt)]
+
+
+def add_note(
+    *, conn: Connection, incident_id: int, author: str, team: str, text: str, now: float
+) -> dict | None:
+    """Add a note to an incident; return it, or None when the incident is unknown."""
+    session = Session(conn)
+    if session.get(Incident, incident_id) is None:
+        return None
+    row = IncidentNote(
+        incident_id=incident_id, ts=round(now * 1000), author=author, team=team, text=text
+    )
+    session.add(row)
+    session.flush()
+    return note_dict(row)

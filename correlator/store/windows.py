@@ -1,0 +1,96 @@
+"""Read a window of the store as a Bundle (for the analysis) or as one SLA's series."""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from sqlalchemy import Connection, select
+
+from correlator.bundle import Bundle, Series
+from correlator.selector import selector_from_labels
+from correlator.store.catalog import list_changes, read_topology
+from correlator.store.samples import read_range
+from correlator.store.series import find_series
+from correlator.store.tables import Series as SeriesRow
+
+
+class MetricSource(Protocol):
+    """Serves some metrics from outside the store (e.g. ``correlator.promsource``)."""
+
+    metrics: frozenset[str]
+
+    def read(self, *, names, start: float, end: float) -> list[Series]:
+        """Return the named metrics' series in [start, end]."""
+
+
+def configured_source() -> MetricSource | None:
+    """Return the source CAUSELINE_PROMETHEUS_URL configures, or None (store only)."""
+    if not os.environ.get("CAUSELINE_PROMETHEUS_URL"):
+        return None
+    from correlator.promsource.source import source_from_env
+
+    return source_from_env()
+
+
+def _pick(source: MetricSource | bool | None) -> MetricSource | None:
+    """Return the given source; ``None`` means the configured one, ``False`` store only."""
+    if source is False:
+        return None
+    return configured_source() if source is None else source
+
+
+def bundle_for_sla(
+    *,
+    conn: Connection,
+    sla: dict,
+    start: float,
+    end: float,
+    source: MetricSource | bool | None = None,
+) -> Bundle:
+    """Return a bundle of every series and change in [start, end] with the SLA given."""
+    source = _pick(source)
+    outside = source.metrics if source is not None else frozenset()
+    meta = {
+        sid: (name, labels)
+        for sid, name, labels in conn.execute(
+            select(SeriesRow.id, SeriesRow.name, SeriesRow.labels)
+        )
+        if name not in outside
+    }
+    data = read_range(conn=conn, series_ids=meta, start=start, end=end)
+    series = [
+        Series(name=meta[sid][0], labels=meta[sid][1], ts=d.ts, values=d.values)
+        for sid, d in sorted(data.items())
+    ]
+    if source is not None:
+        series += source.read(names=sorted(outside), start=start, end=end)
+    return Bundle(
+        series=series,
+        changes=[c for c in list_changes(conn=conn, start=start, end=end)],
+        topology=read_topology(conn=conn),
+        sla=dict(sla),
+    )
+
+
+def sla_series(
+    *,
+    conn: Connection,
+    sla: dict,
+    start: float,
+    end: float,
+    source: MetricSource | bool | None = None,
+) -> list[Series]:
+    """Return the series an SLA covers, with their samples in [start, end]."""
+    selector = selector_from_labels(sla["metric"], sla.get("labels") or {})
+    source = _pick(source)
+    if source is not None and sla["metric"] in source.metrics:
+        found = source.read(names=[sla["metric"]], start=start, end=end)
+        return [s for s in found if selector.matches(s.name, s.labels)]
+    found = find_series(conn=conn, selector=selector)
+    data = read_range(conn=conn, series_ids=[s.id for s in found], start=start, end=end)
+    return [
+        Series(name=s.name, labels=s.labels, ts=data[s.id].ts, values=data[s.id].values)
+        for s in found
+        if s.id in data
+    ]

@@ -1,0 +1,94 @@
+"""Pure pieces of the process: live SLA state, capacity arithmetic, chain, cards, review."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from correlator.bundle import Series
+from correlator.process.capacity import PlanInput, plan, recommended_replicas
+from correlator.process.cards import card_errors
+from correlator.process.chain import build_chain, segment_of
+from correlator.process.live import sla_state
+from correlator.process.review import render_review
+from tests.process.test_models_api import CARD
+
+SLA = {"name": "s", "metric": "lat", "labels": {}, "op": ">", "threshold": 50, "for_seconds": 60}
+
+
+def _series(values, instance="i-0"):
+    ts = 1000.0 + 15 * np.arange(len(values))
+    return Series("lat", {"instance": instance}, ts, np.array(values, dtype=float))
+
+
+def test_sla_state_needs_the_for_duration_and_sees_recovery():
+    assert not sla_state([_series([10] * 10 + [90] * 3)], SLA).breaching  # 30 s only
+    state = sla_state([_series([10] * 10 + [90] * 6)], SLA)
+    # 60 s after the run began (grid points sit half a step before the samples)
+    assert state.breaching and abs(state.start - (1000 + 15 * 14)) <= 7.5
+    back = sla_state([_series([10] * 10 + [90] * 6 + [10, 10])], SLA)
+    assert not back.breaching and abs(back.ok_since - (1000 + 15 * 16)) <= 7.5
+    # max over instances: one bad instance is enough, and single missing points are bridged
+    mixed = sla_state([_series([10] * 16), _series([10] * 10 + [90, np.nan] * 3, "i-1")], SLA)
+    assert mixed.breaching and mixed.last_value == 90
+    assert not sla_state([], SLA).known
+
+
+def test_capacity_arithmetic():
+    got = plan(PlanInput(30, 12, 40, 400, 0.2, "T4"))
+    assert (got["replicas"], got["replicas_with_redundancy"]) == (10, 12)
+    assert plan(PlanInput(30, 12, 40, 401, 0.2))["replicas"] == 11
+    assert plan(PlanInput(30, 12, 40, 400, 0.0))["replicas_with_redundancy"] == 10
+    assert recommended_replicas(queue_length=600, arrival_qps=70, service_rate=35) == 3
+    assert recommended_replicas(queue_length=0, arrival_qps=0, service_rate=35, min_replicas=2) == 2
+    assert recommended_replicas(queue_length=5, arrival_qps=5, service_rate=0) == 1
+
+
+def test_card_errors_name_each_part():
+    assert card_errors(CARD) == []
+    assert [f for f, _ in card_errors({})] == list(CARD)
+    bad = card_errors(CARD | {"known_risks": "none", "feature_dependencies": [{"x": 1}]})
+    assert {f for f, _ in bad} == {"known_risks", "feature_dependencies"}
+
+
+def test_chain_puts_suspects_on_their_segment():
+    suspects = [
+        {
+            "rank": 1,
+            "kind": "series",
+            "metric": "model_input_length_bucket",
+            "score": 0.9,
+            "owner": "algo",
+            "evidence": "inputs doubled",
+        },
+        {
+            "rank": 2,
+            "kind": "change",
+            "change_kind": "image",
+            "score": 0.5,
+            "owner": "infra",
+            "evidence": "image update",
+        },
+        {"rank": 3, "kind": "series", "metric": "model_score_bucket", "score": 0.1},
+    ]
+    topo = {
+        "nodes": [
+            {"id": "service:f", "kind": "feature_service"},
+            {"id": "service:d", "kind": "rpc"},
+        ],
+        "edges": [
+            {"from": "model:m", "to": "service:f", "kind": "calls"},
+            {"from": "model:m", "to": "service:d", "kind": "calls"},
+        ],
+    }
+    chain = build_chain(suspects, sla={"labels": {"model": "m"}}, topology=topo)
+    assert [c["status"] for c in chain] == ["suspect", "suspect", "ok", "ok"]
+    assert chain[0]["component"] == "service:f" and chain[3]["component"] == "service:d"
+    assert chain[1]["owner"] == "infra" and chain[2]["suspects"] == [3]
+    assert segment_of({"kind": "series", "metric": "model_ctr"}) == "downstream"
+
+
+def test_review_of_an_incident_without_suspects():
+    text = render_review(
+        {"id": 1, "sla": "s", "status": "open", "breach_start": 1733131500, "suspects": []}
+    )
+    assert "No suspect was ranked" in text and "## Action items" in text
