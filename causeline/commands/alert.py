@@ -1,0 +1,146 @@
+"""``causeline alert``: check the alert routes, send a test message, look at the outbox."""
+
+from __future__ import annotations
+
+import time
+
+from causeline.cli import CliError
+from causeline.commands.common import add_database_option, subparser
+
+TEST_INCIDENT = {
+    "id": 0,
+    "sla": "causeline test alert",
+    "severity": "info",
+    "status": "open",
+    "scope": {"kind": "global", "labels": {}},
+    "suspects": [
+        {
+            "rank": 1,
+            "kind": "series",
+            "metric": "model_input_length_bucket",
+            "labels": {"instance": "i-3"},
+            "owner": "algo",
+            "lead_seconds": 240,
+            "evidence": "this is a test message from `causeline alert test`",
+        }
+    ],
+    "changes": [],
+    "oncall": {"algo": None, "infra": None},
+}
+
+
+def register(sub) -> None:
+    """Add the alert subcommand group."""
+    p = subparser(
+        sub, "alert", "alert channels, routes and outbox", "causeline alert test algo-slack"
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    channels = subparser(
+        actions,
+        "channels",
+        "check the routes file and list its channels (secrets masked)",
+        "causeline alert channels --routes alerts.yaml",
+    )
+    channels.add_argument("--routes", help="routes file (default: $CAUSELINE_ALERT_ROUTES_FILE)")
+    channels.set_defaults(func=channels_cmd)
+    test = subparser(
+        actions,
+        "test",
+        "send a test message to one channel now (not through the outbox)",
+        "causeline alert test algo-slack --routes alerts.yaml",
+    )
+    test.add_argument("channel")
+    test.add_argument("--routes", help="routes file (default: $CAUSELINE_ALERT_ROUTES_FILE)")
+    test.set_defaults(func=test_cmd)
+    outbox = subparser(
+        actions,
+        "outbox",
+        "list outbox rows, newest first",
+        "causeline alert outbox --status failed",
+    )
+    outbox.add_argument("--status", choices=["pending", "sending", "sent", "failed", "silenced"])
+    outbox.add_argument("--limit", type=int, default=50)
+    add_database_option(outbox)
+    outbox.set_defaults(func=outbox_cmd)
+
+
+def _config(routes: str | None):
+    from correlator.alerts.routes import load_config
+    from correlator.settings import ServiceSettings
+
+    settings = ServiceSettings(**({"alert_routes_file": routes} if routes else {}))
+    try:
+        return settings, load_config(settings)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"alert routes: {exc}") from exc
+
+
+def channels_cmd(args) -> int:
+    """Print each channel with its URL masked, then the routes."""
+    from correlator.alerts.masking import mask_url
+
+    _, config = _config(args.routes)
+    if not config.channels:
+        raise CliError("no channels: set CAUSELINE_ALERT_ROUTES_FILE or pass --routes")
+    for c in config.channels.values():
+        signed = "signed" if c.secret else "unsigned"
+        print(f"{c.name}\t{c.kind}\t{mask_url(c.url)}\t{signed}\t{c.rate_per_minute}/min")
+    for r in config.routes:
+        cond = {"model": r.models, "sla": r.slas, "team": r.teams}
+        when = " ".join(f"{k}={','.join(v)}" for k, v in cond.items() if v) or "any"
+        print(f"route {when} severity>={r.min_severity} -> {', '.join(r.channels)}")
+    print(f"default -> {', '.join(config.default) or '(none)'}")
+    return 0
+
+
+def test_cmd(args) -> int:
+    """Render a test incident for one channel and post it; print the platform's answer."""
+    from correlator.alerts.channels import format_module
+    from correlator.alerts.masking import scrub
+    from correlator.alerts.messages import build_message
+    from correlator.alerts.transport import HttpTransport
+
+    settings, config = _config(args.routes)
+    channel = config.channels.get(args.channel)
+    if channel is None:
+        raise CliError(f"no channel {args.channel!r}; see `causeline alert channels`")
+    now = time.time()
+    incident = TEST_INCIDENT | {"breach_start": now - 60}
+    message = build_message(incident, "opened", sla=None, public_url=settings.public_url, now=now)
+    mod = format_module(channel.kind)
+    transport = HttpTransport(settings.alert_http_timeout_seconds)
+    try:
+        status, text = transport.post(
+            mod.request(mod.render(message), channel, now=now, delivery_id="causeline-test")
+        )
+    except Exception as exc:
+        raise CliError(scrub(f"{type(exc).__name__}: {exc}", channel.url, channel.secret)) from exc
+    finally:
+        transport.close()
+    error = mod.error(status, text)
+    if error:
+        raise CliError(scrub(error, channel.url, channel.secret))
+    print(f"sent to {channel.name} ({channel.kind}): HTTP {status}")
+    return 0
+
+
+def outbox_cmd(args) -> int:
+    """Print outbox rows."""
+    from causeline.commands.db import ensure_schema
+    from correlator.alerts.outbox import list_outbox
+    from correlator.store.engine import make_engine, resolve_database_url
+
+    url = resolve_database_url(args.database_url)
+    ensure_schema(url)
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = list_outbox(conn=conn, status=args.status, limit=args.limit)
+    finally:
+        engine.dispose()
+    for r in rows:
+        print(
+            f"{r['id']}\tincident {r['incident_id']}\t{r['event']}\t{r['channel']}\t"
+            f"{r['status']}\tattempts {r['attempts']}\t{r['last_error']}"
+        )
+    return 0

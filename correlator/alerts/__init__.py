@@ -1,0 +1,1 @@
+"""Alerts: incident messages rendered per chat platform, an outbox, a worker, silences."""

@@ -1,0 +1,74 @@
+"""A configured channel, the HTTP request sent to it, and the format modules by kind."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass, field
+from types import ModuleType
+
+KINDS = ("slack", "feishu", "dingtalk", "wecom", "teams", "webhook", "alertmanager")
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """Where and how to send: a kind (platform format), a URL, an optional signing secret."""
+
+    name: str
+    kind: str
+    url: str
+    secret: str | None = None
+    rate_per_minute: int = 20
+    headers: dict[str, str] = field(default_factory=dict)
+    # Alertmanager only: how often a firing alert is re-sent.
+    resend_seconds: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One POST to a channel."""
+
+    url: str
+    body: bytes
+    headers: dict[str, str]
+
+
+def json_body(payload) -> bytes:
+    """Return the compact UTF-8 JSON of a payload."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def json_request(url: str, payload, headers: dict[str, str] | None = None) -> HttpRequest:
+    """Return a JSON POST request."""
+    return HttpRequest(
+        url=url,
+        body=json_body(payload),
+        headers={"Content-Type": "application/json; charset=utf-8", **(headers or {})},
+    )
+
+
+def http_error(status: int, text: str) -> str | None:
+    """Return None on a 2xx answer, else a short error."""
+    return None if 200 <= status < 300 else f"HTTP {status}: {text[:200]}"
+
+
+def errcode_error(status: int, text: str, *keys: str) -> str | None:
+    """Return None when a 2xx JSON answer carries code 0 under one of ``keys``."""
+    failed = http_error(status, text)
+    if failed:
+        return failed
+    try:
+        answer = json.loads(text or "{}")
+    except ValueError:
+        return f"not JSON: {text[:200]}"
+    for key in keys:
+        if key in answer:
+            return None if answer[key] == 0 else f"{key} {answer[key]}: {text[:200]}"
+    return None
+
+
+def format_module(kind: str) -> ModuleType:
+    """Return the module that renders and sends a channel kind."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown channel kind {kind!r}; one of {', '.join(KINDS)}")
+    return importlib.import_module(f"correlator.alerts.{kind}")

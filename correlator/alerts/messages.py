@@ -1,0 +1,215 @@
+"""The channel-neutral alert message built from an incident."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import quote, urlencode
+
+Event = Literal["opened", "updated", "resolved"]
+BOARD_BEFORE_S = 3600.0
+BOARD_AFTER_S = 1800.0
+
+
+@dataclass(frozen=True, slots=True)
+class SuspectLine:
+    """One ranked suspect as a message shows it."""
+
+    rank: int
+    what: str
+    evidence: str
+    owner: str
+    lead_seconds: float | None
+    score: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeLine:
+    """One change in the breach window."""
+
+    ts: float | None
+    kind: str
+    summary: str
+    owner: str
+    unplanned: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """What every channel says about one incident event."""
+
+    event: Event
+    incident_id: int
+    sla: str
+    severity: str
+    model: str
+    team: str
+    title: str
+    condition: str
+    value_line: str
+    since: float
+    scope: str
+    suspects: list[SuspectLine]
+    changes: list[ChangeLine]
+    oncall: dict[str, str]
+    board_url: str
+    incident_url: str
+    thread_key: str
+    duration_seconds: float | None = None
+    resolved_at: float | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def top_suspect(self) -> str:
+        """Return the top suspect in a few words ('' when there is none)."""
+        return self.suspects[0].what if self.suspects else ""
+
+
+def suspect_key(suspect: dict) -> str:
+    """Return a stable identity of a suspect (kind, metric or id, labels)."""
+    labels = suspect.get("labels") or {}
+    tag = ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+    return f"{suspect.get('kind', '')}:{suspect.get('metric') or suspect.get('id') or ''}{{{tag}}}"
+
+
+def _what(suspect: dict) -> str:
+    if suspect.get("kind") == "change":
+        return f"change {suspect.get('id') or ''}".strip()
+    labels = suspect.get("labels") or {}
+    tag = ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if k != "__name__")
+    name = suspect.get("metric") or suspect.get("id") or "?"
+    return f"{name}{{{tag}}}" if tag else str(name)
+
+
+def _suspects(incident: dict) -> list[SuspectLine]:
+    out = []
+    for i, s in enumerate((incident.get("suspects") or [])[:3]):
+        evidence = " ".join(str(s.get("evidence") or "").split())
+        out.append(
+            SuspectLine(
+                rank=int(s.get("rank") or i + 1),
+                what=_what(s),
+                evidence=evidence[:300],
+                owner=str(s.get("owner") or "?"),
+                lead_seconds=s.get("lead_seconds"),
+                score=s.get("score"),
+            )
+        )
+    return out
+
+
+def _changes(incident: dict) -> list[ChangeLine]:
+    rows = [c for c in incident.get("changes") or [] if c.get("ts") is not None]
+    rows.sort(key=lambda c: c["ts"], reverse=True)
+    return [
+        ChangeLine(
+            ts=c.get("ts"),
+            kind=str(c.get("kind") or "change"),
+            summary=str(c.get("summary") or c.get("target") or c.get("id") or "")[:200],
+            owner=str(c.get("owner") or "?"),
+            unplanned=bool(c.get("unplanned")),
+        )
+        for c in rows[:5]
+    ]
+
+
+def _scope(incident: dict) -> tuple[str, dict]:
+    scope = incident.get("scope") or {}
+    if not isinstance(scope, dict) or not scope.get("kind"):
+        return "scope unknown", {}
+    labels = {str(k): str(v) for k, v in (scope.get("labels") or {}).items()}
+    where = ", ".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    return (f"{scope['kind']} ({where})" if where else str(scope["kind"])), labels
+
+
+def _oncall(incident: dict) -> dict[str, str]:
+    out = {}
+    for team in ("algo", "infra"):
+        who = (incident.get("oncall") or {}).get(team)
+        if isinstance(who, dict) and who.get("person"):
+            contact = who.get("contact") or ""
+            out[team] = f"{who['person']} ({contact})" if contact else str(who["person"])
+        else:
+            out[team] = "nobody on call"
+    return out
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def board_url(public_url: str, *, model: str, start: float, end: float) -> str:
+    """Return the deep link to the joint board around a time range."""
+    query = urlencode({"model": model, "from": round(start), "to": round(end)})
+    return f"{public_url.rstrip('/')}/board?{query}"
+
+
+def incident_url(public_url: str, incident_id: int) -> str:
+    """Return the deep link to an incident."""
+    return f"{public_url.rstrip('/')}/incidents/{quote(str(incident_id))}"
+
+
+def build_message(
+    incident: dict,
+    event: Event,
+    *,
+    sla: dict | None,
+    public_url: str,
+    value: float | None = None,
+    now: float,
+) -> Message:
+    """Return the message for an incident event; ``sla`` and ``value`` fill the condition."""
+    sla = sla or {}
+    model = str(sla.get("model") or (sla.get("labels") or {}).get("model") or "")
+    metric = sla.get("metric") or "?"
+    op, threshold = sla.get("op"), sla.get("threshold")
+    condition = (
+        f"{metric} {op} {_number(float(threshold))}"
+        if op and threshold is not None
+        else f"SLA {incident['sla']}"
+    )
+    if sla.get("for_seconds"):
+        condition += f" for {round(float(sla['for_seconds']))} s"
+    scope, scope_labels = _scope(incident)
+    suspects = _suspects(incident)
+    since = float(incident.get("breach_start") or now)
+    resolved_at = incident.get("resolved_at")
+    end = float(incident.get("breach_end") or resolved_at or now)
+    if value is None:
+        value_line = f"breaching {condition}"
+    elif event == "resolved":
+        value_line = f"now {_number(value)} (threshold {_number(float(threshold or 0))})"
+    else:
+        value_line = f"{_number(value)} vs threshold {_number(float(threshold or 0))}"
+    severity = str(incident.get("severity") or sla.get("severity") or "major")
+    team = suspects[0].owner if suspects and suspects[0].owner in ("algo", "infra") else ""
+    verb = {"opened": "SLA breach", "updated": "Top suspect changed", "resolved": "Resolved"}
+    title = f"[{severity.upper()}] {verb[event]}: {incident['sla']}"
+    labels = {"sla": str(incident["sla"]), "model": model, "severity": severity, "team": team}
+    labels |= {k: v for k, v in scope_labels.items() if k not in labels}
+    return Message(
+        event=event,
+        incident_id=int(incident["id"]),
+        sla=str(incident["sla"]),
+        severity=severity,
+        model=model,
+        team=team,
+        title=title,
+        condition=condition,
+        value_line=value_line,
+        since=since,
+        scope=scope,
+        suspects=suspects,
+        changes=_changes(incident),
+        oncall=_oncall(incident),
+        board_url=board_url(
+            public_url, model=model, start=since - BOARD_BEFORE_S, end=end + BOARD_AFTER_S
+        ),
+        incident_url=incident_url(public_url, int(incident["id"])),
+        thread_key=f"causeline-incident-{incident['id']}",
+        duration_seconds=(float(resolved_at) - since)
+        if event == "resolved" and resolved_at
+        else None,
+        resolved_at=float(resolved_at) if resolved_at else None,
+        labels=labels,
+    )

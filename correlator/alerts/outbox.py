@@ -1,0 +1,173 @@
+"""The alert outbox: rows written with the incident change, listed and retried by the API."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from typing import Literal
+
+from sqlalchemy import Connection, select, update
+from sqlalchemy.orm import Session
+
+from correlator.alerts.channels import format_module
+from correlator.alerts.messages import build_message, suspect_key
+from correlator.alerts.routes import load_config
+from correlator.alerts.silences import silenced_until
+from correlator.store.catalog import get_sla
+from correlator.store.dialect import upsert_insert
+from correlator.store.tables import AlertOutbox
+from correlator.store.windows import sla_series
+
+log = logging.getLogger(__name__)
+STATUSES = ("pending", "sending", "sent", "failed", "silenced")
+AGGREGATES = {
+    "max": max,
+    "min": min,
+    "sum": sum,
+    "mean": lambda v: sum(v) / len(v),
+}
+
+
+def current_value(*, conn: Connection, sla: dict | None, now: float) -> float | None:
+    """Return the SLA's aggregate over each covered series' newest sample in the last hour."""
+    if not sla or not sla.get("metric"):
+        return None
+    series = sla_series(conn=conn, sla=sla, start=now - 3600.0, end=now)
+    last = [float(s.values[-1]) for s in series if len(s.values)]
+    if not last:
+        return None
+    return AGGREGATES.get(sla.get("aggregate") or "max", max)(last)
+
+
+def _rows_of(conn: Connection, incident_id: int) -> list[AlertOutbox]:
+    stmt = select(AlertOutbox).where(AlertOutbox.incident_id == incident_id)
+    return list(Session(conn).scalars(stmt.order_by(AlertOutbox.id)))
+
+
+def _key(incident_id: int, event: str, channel: str, top: str, n: int) -> str:
+    if event != "updated":
+        return f"incident:{incident_id}:{event}:{channel}"
+    digest = hashlib.sha256(top.encode()).hexdigest()[:16]
+    return f"incident:{incident_id}:updated:{n}:{digest}:{channel}"
+
+
+def enqueue_incident_event(
+    *,
+    conn: Connection,
+    incident: dict,
+    event: Literal["opened", "updated", "resolved"],
+    settings,
+    now: float | None = None,
+    value: float | None = None,
+) -> int:
+    """Write the incident event's message for every routed channel; return rows written.
+
+    Call it inside the transaction that changes the incident. ``incident`` is the API form
+    (``get_incident``). A repeated call adds nothing; ``updated`` adds rows only when the
+    top suspect changed since the last message.
+    """
+    now = time.time() if now is None else now
+    try:
+        config = load_config(settings)
+    except (OSError, ValueError) as exc:  # never roll back the incident change for this
+        log.error("alert routes unusable, incident %s not announced: %s", incident["id"], exc)
+        return 0
+    if not config.channels:
+        return 0
+    sla = get_sla(conn=conn, name=incident["sla"])
+    if value is None:
+        value = incident.get("value")
+    if value is None:
+        value = current_value(conn=conn, sla=sla, now=now)
+    message = build_message(
+        incident, event, sla=sla, public_url=settings.public_url, value=value, now=now
+    )
+    suspects = incident.get("suspects") or []
+    top = suspect_key(suspects[0]) if suspects else ""
+    earlier = _rows_of(conn, message.incident_id)
+    if event == "updated" and (not earlier or earlier[-1].top_suspect == top):
+        return 0  # nothing said yet (the opened message carries it) or the same top suspect
+    n_updates = sum(1 for r in earlier if r.event == "updated")
+    written = 0
+    for channel in config.route(message.labels):
+        mod = format_module(channel.kind)
+        payload = mod.render(message)
+        mine = [r for r in earlier if r.channel == channel.name]
+        if mine and hasattr(mod, "follow"):
+            payload = mod.follow(payload, mine[0].payload)
+        until = silenced_until(conn=conn, labels=message.labels, channel=channel.name, now=now)
+        if mine and all(r.status == "silenced" for r in mine):
+            until = until or max(r.silenced_until or 0 for r in mine)  # nothing was said
+        row = {
+            "dedup_key": _key(message.incident_id, event, channel.name, top, n_updates),
+            "incident_id": message.incident_id,
+            "event": event,
+            "channel": channel.name,
+            "kind": channel.kind,
+            "payload": payload,
+            "labels": message.labels,
+            "top_suspect": top[:500],
+            "status": "silenced" if until else "pending",
+            "silenced_until": until,
+            "attempts": 0,
+            "next_attempt_at": 0,
+            "claimed_by": "",
+            "claimed_until": 0,
+            "created_at": round(now * 1000),
+            "last_error": "",
+        }
+        stmt = upsert_insert(conn, AlertOutbox).values(**row)
+        stmt = stmt.on_conflict_do_nothing(index_elements=["dedup_key"])
+        written += conn.execute(stmt.returning(AlertOutbox.id)).first() is not None
+    return written
+
+
+def outbox_dict(row: AlertOutbox, *, payload: bool = False) -> dict:
+    """Return the API form of an outbox row (no secrets are stored in it)."""
+    out = {
+        "id": row.id,
+        "incident_id": row.incident_id,
+        "event": row.event,
+        "channel": row.channel,
+        "kind": row.kind,
+        "status": row.status,
+        "attempts": row.attempts,
+        "next_attempt_at": row.next_attempt_at / 1000.0 if row.status == "pending" else None,
+        "created_at": row.created_at / 1000.0,
+        "sent_at": None if row.sent_at is None else row.sent_at / 1000.0,
+        "silenced_until": None if row.silenced_until is None else row.silenced_until / 1000.0,
+        "last_error": row.last_error,
+        "top_suspect": row.top_suspect,
+        "labels": row.labels,
+    }
+    if payload:
+        out["payload"] = row.payload
+    return out
+
+
+def list_outbox(
+    *,
+    conn: Connection,
+    status: str | None = None,
+    incident_id: int | None = None,
+    limit: int = 100,
+    payload: bool = False,
+) -> list[dict]:
+    """Return outbox rows, newest first."""
+    stmt = select(AlertOutbox).order_by(AlertOutbox.id.desc()).limit(limit)
+    if status:
+        stmt = stmt.where(AlertOutbox.status == status)
+    if incident_id is not None:
+        stmt = stmt.where(AlertOutbox.incident_id == incident_id)
+    return [outbox_dict(r, payload=payload) for r in Session(conn).scalars(stmt)]
+
+
+def retry_row(*, conn: Connection, row_id: int, now: float) -> bool:
+    """Put a failed row back to pending with fresh attempts; return False unless it failed."""
+    result = conn.execute(
+        update(AlertOutbox)
+        .where(AlertOutbox.id == row_id, AlertOutbox.status == "failed")
+        .values(status="pending", attempts=0, next_attempt_at=round(now * 1000), last_error="")
+    )
+    return result.rowcount == 1

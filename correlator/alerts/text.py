@@ -1,0 +1,80 @@
+"""Plain-text pieces of a message, shared by the chat formats."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from correlator.alerts.messages import Message
+
+
+def when(ts: float | None) -> str:
+    """Return a unix time as 'YYYY-MM-DD HH:MM:SS UTC'."""
+    if ts is None:
+        return "?"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def duration(seconds: float | None) -> str:
+    """Return a duration in words: '45 s', '12 min', '2 h 5 min'."""
+    if seconds is None:
+        return "?"
+    s = max(0, round(seconds))
+    if s < 120:
+        return f"{s} s"
+    if s < 7200:
+        return f"{s // 60} min"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def facts(message: Message) -> list[tuple[str, str]]:
+    """Return the (name, value) facts every channel shows."""
+    out = [("SLA", message.condition), ("Value", message.value_line)]
+    out.append(("Since", when(message.since)))
+    if message.event == "resolved":
+        out.append(("Duration", duration(message.duration_seconds)))
+    out.append(("Scope", message.scope))
+    out.append(("On call", f"algo: {message.oncall['algo']}; infra: {message.oncall['infra']}"))
+    return out
+
+
+def suspect_lines(message: Message) -> list[str]:
+    """Return one line per top suspect (the final one only, on resolve)."""
+    suspects = message.suspects[:1] if message.event == "resolved" else message.suspects
+    out = []
+    for s in suspects:
+        lead = f", {duration(s.lead_seconds)} before" if s.lead_seconds else ""
+        line = f"{s.rank}. {s.what} [owner {s.owner}{lead}]"
+        out.append(f"{line}: {s.evidence}" if s.evidence else line)
+    return out or ["no suspect ranked (see the incident)"]
+
+
+def change_lines(message: Message) -> list[str]:
+    """Return one line per change in the window, newest first."""
+    return [
+        f"{when(c.ts)} {c.kind} ({c.owner}){' UNPLANNED' if c.unplanned else ''}: {c.summary}"
+        for c in message.changes
+    ] or ["none"]
+
+
+def markdown(
+    message: Message,
+    *,
+    bold: Callable[[str], str] = lambda t: f"**{t}**",
+    link: Callable[[str, str], str] = lambda text, url: f"[{text}]({url})",
+    heading: str = "### ",
+) -> str:
+    """Return the whole message as markdown in a platform's dialect."""
+    parts = [f"{heading}{message.title}", ""]
+    parts += [f"- {bold(name)}: {value}" for name, value in facts(message)]
+    label = "Final top suspect" if message.event == "resolved" else "Top suspects"
+    parts += ["", bold(label)] + [f"- {line}" for line in suspect_lines(message)]
+    if message.event != "resolved":
+        parts += ["", bold("Changes in the window")]
+        parts += [f"- {line}" for line in change_lines(message)]
+    parts += [
+        "",
+        f"{link('Board at the breach', message.board_url)} | "
+        f"{link('Incident ' + str(message.incident_id), message.incident_url)}",
+    ]
+    return "\n".join(parts)

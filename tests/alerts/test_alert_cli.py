@@ -1,0 +1,62 @@
+"""``causeline alert``: the routes file checked, masked, and a test message sent."""
+
+from __future__ import annotations
+
+from causeline.cli import main
+from tests.alerts import platforms
+from tests.alerts.receiver import Receiver
+
+ROUTES = """
+channels:
+  - name: ding
+    kind: dingtalk
+    url: {url}/robot/send?access_token=TOKEN0123456789abcdef
+    secret: ${{DING_SECRET}}
+routes:
+  - model: click_rank_v3
+    min_severity: major
+    channels: [ding]
+default: []
+"""
+
+
+def test_channels_and_test_message(tmp_path, capsys, monkeypatch):
+    receiver = Receiver(platforms.dingtalk("SECdingding0123456789")).start()
+    monkeypatch.setenv("DING_SECRET", "SECdingding0123456789")
+    try:
+        path = tmp_path / "alerts.yaml"
+        path.write_text(ROUTES.format(url=receiver.url))
+        assert main(["alert", "channels", "--routes", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert "ding\tdingtalk\thttp://127.0.0.1:" in out and "TOKEN" not in out
+        assert "signed" in out and "route model=click_rank_v3 severity>=major -> ding" in out
+        assert main(["alert", "test", "ding", "--routes", str(path)]) == 0
+        assert len(receiver.posts) == 1
+        assert "test message" in receiver.posts[0]["json"]["markdown"]["text"]
+        monkeypatch.setenv("DING_SECRET", "wrong-secret-value")
+        assert main(["alert", "test", "ding", "--routes", str(path)]) == 2
+        assert "310000" in capsys.readouterr().err
+    finally:
+        receiver.stop()
+
+
+def test_no_webhook_url_in_logs(tmp_path, caplog):
+    import logging
+
+    from correlator.alerts.channels import Channel, format_module
+    from correlator.alerts.transport import HttpTransport
+    from tests.alerts.test_formats import _message
+
+    receiver = Receiver().start()
+    caplog.set_level(logging.DEBUG)
+    try:
+        channel = Channel(name="s", kind="slack", url=receiver.url + "/services/T0/B0/SECRETXYZ")
+        transport = HttpTransport(5.0)
+        mod = format_module("slack")
+        status, _ = transport.post(
+            mod.request(mod.render(_message()), channel, now=0, delivery_id="")
+        )
+        transport.close()
+        assert status == 200 and "SECRETXYZ" not in caplog.text
+    finally:
+        receiver.stop()

@@ -1,0 +1,98 @@
+"""Each channel's payload, posted to a loopback receiver that checks it like the platform."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from correlator.alerts import alertmanager
+from correlator.alerts.channels import Channel, format_module
+from correlator.alerts.messages import build_message
+from correlator.alerts.text import markdown
+from correlator.alerts.transport import HttpTransport
+from tests.alerts import platforms
+from tests.alerts.receiver import Receiver
+from tests.alerts.samples import SLA, T0, sample_incident
+
+SECRET = "SECabcdef0123456789"
+
+
+def _message(event="opened", **extra):
+    inc = sample_incident(**extra)
+    return build_message(
+        inc, event, sla=SLA, public_url="https://causeline.example", value=120.0, now=T0 + 60
+    )
+
+
+def test_message_says_what_came_before_the_breach():
+    text = markdown(_message())
+    assert "model_latency_p99_ms > 50 for 120 s" in text
+    assert "120 vs threshold 50" in text
+    assert "2024-12-02 09:25:00 UTC" in text  # since when
+    assert "local (host=gpu-node-2, instance=i-3)" in text
+    assert "1. model_input_length_bucket{instance=i-3} [owner algo, 4 min before]" in text
+    assert "long-input share 5% -> 35%" in text and "change chg-17" in text
+    assert "fourth" not in text  # top 3 only
+    assert "UNPLANNED: click_rank_v3 3.2.1 -> 3.3.0 canary" in text
+    assert "li.wei (@li.wei)" in text and "wang.fang (@wang.fang)" in text
+    assert "https://causeline.example/board?model=click_rank_v3&from=1733127900&to=" in text
+    assert "https://causeline.example/incidents/3" in text
+
+
+def test_resolve_message_has_duration_and_final_top_suspect():
+    msg = _message("resolved", status="resolved", resolved_at=T0 + 1800, breach_end=T0 + 1790)
+    text = markdown(msg)
+    assert msg.title.startswith("[CRITICAL] Resolved") and "30 min" in text
+    assert "Final top suspect" in text and "gpu_utilization_percent" not in text
+
+
+CASES = [
+    ("slack", None, lambda s: platforms.slack),
+    ("feishu", SECRET, platforms.feishu),
+    ("feishu", None, platforms.feishu),
+    ("dingtalk", SECRET, platforms.dingtalk),
+    ("dingtalk", None, platforms.dingtalk),
+    ("wecom", None, lambda s: platforms.wecom),
+    ("teams", None, lambda s: platforms.teams),
+    ("webhook", SECRET, platforms.generic),
+]
+
+
+@pytest.mark.parametrize(("kind", "secret", "checker"), CASES)
+@pytest.mark.parametrize("event", ["opened", "resolved"])
+def test_payload_accepted_by_platform_check(kind, secret, checker, event):
+    receiver = Receiver(checker(secret)).start()
+    transport = HttpTransport(5.0)
+    try:
+        mod = format_module(kind)
+        base = receiver.url + ("/robot/send?access_token=abc123" if kind == "dingtalk" else "/hook")
+        channel = Channel(name=kind, kind=kind, url=base, secret=secret)
+        extra = {"resolved_at": T0 + 600} if event == "resolved" else {}
+        payload = mod.render(_message(event, **extra))
+        req = mod.request(payload, channel, now=time.time(), delivery_id="causeline-1")
+        status, text = transport.post(req)
+        assert mod.error(status, text) is None, text
+        assert len(receiver.posts) == 1
+        if secret:  # the same message signed with a wrong secret is refused
+            wrong = Channel(name=kind, kind=kind, url=base, secret=SECRET + "x")
+            req = mod.request(payload, wrong, now=time.time(), delivery_id="causeline-1")
+            assert mod.error(*transport.post(req)) is not None
+    finally:
+        transport.close()
+        receiver.stop()
+
+
+def test_alertmanager_alert_fields():
+    alert = alertmanager.render(_message())
+    channel = Channel(name="am", kind="alertmanager", url="http://am:9093", resend_seconds=30)
+    req = alertmanager.request(alert, channel, now=T0, delivery_id="x")
+    assert req.url == "http://am:9093/api/v2/alerts"
+    body = __import__("json").loads(req.body)
+    assert body[0]["labels"]["alertname"] == "CauselineSLABreach"
+    assert body[0]["labels"]["incident"] == "3" and body[0]["labels"]["team"] == "algo"
+    assert body[0]["startsAt"] == "2024-12-02T09:25:00.000Z"
+    assert body[0]["endsAt"] == "2024-12-02T09:27:00.000Z"  # firing: 4 re-send periods
+    assert all(isinstance(v, str) for v in body[0]["annotations"].values())
+    resolved = alertmanager.render(_message("resolved", resolved_at=T0 + 600))
+    assert resolved["endsAt"] == "2024-12-02T09:35:00.000Z"
