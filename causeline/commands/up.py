@@ -1,0 +1,231 @@
+"""``causeline up`` and ``causeline demo``: the service and the dashboard in one process."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from urllib.parse import urlencode
+
+from causeline.commands.common import add_database_option, subparser
+
+
+def _add_server_options(p) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8400, help="port (default 8400)")
+    add_database_option(p)
+    p.add_argument(
+        "--user-header",
+        default=None,
+        help="trusted auth-proxy header naming the person, e.g. X-Forwarded-User "
+        "(default: $CAUSELINE_DASHBOARD_USER_HEADER)",
+    )
+
+
+def register(sub) -> None:
+    """Add the up and demo subcommands."""
+    p = subparser(
+        sub,
+        "up",
+        "run the service and the dashboard together on one port",
+        "causeline up --port 8400",
+    )
+    _add_server_options(p)
+    p.set_defaults(func=run_up)
+    d = subparser(
+        sub,
+        "demo",
+        "load a generated demo incident (clearly labelled DEMO) and run `up`",
+        "causeline demo",
+    )
+    _add_server_options(d)
+    d.add_argument("--hours", type=float, default=6.0, help="hours of demo data (default 6)")
+    d.set_defaults(func=run_demo)
+
+
+def service_token(engine, label: str = "dashboard-up") -> tuple[str, str]:
+    """Create a fresh token for the embedded dashboard; return (name, secret)."""
+    from correlator.store.engine import write_transaction
+    from correlator.store.tokens import create_token
+
+    name = f"{label}-{int(time.time())}-{secrets.token_hex(3)}"
+    with write_transaction(engine) as conn:
+        return name, create_token(conn=conn, name=name)
+
+
+def build_app(*, database_url: str, host: str, port: int, user_header: str | None = None):
+    """Return the FastAPI service with the Dash dashboard mounted at / and the token's name."""
+    from a2wsgi import WSGIMiddleware
+    from starlette.middleware.gzip import GZipMiddleware
+
+    from correlator.api.app import create_app
+    from correlator.settings import ServiceSettings
+    from correlator.store.engine import make_engine
+    from dashboard.app import create_dashboard
+    from dashboard.settings import DashboardSettings
+
+    engine = make_engine(database_url)
+    token_name, secret = service_token(engine)
+    service = ServiceSettings(
+        database_url=database_url, bind_host=host, evaluator_enabled=True, alert_worker_enabled=True
+    )
+    app = create_app(service, engine=engine)
+    settings = DashboardSettings(
+        api_url=f"http://127.0.0.1:{port}", api_token=secret, bind_host=host
+    )
+    if user_header:
+        settings.user_header = user_header
+    dash_app = create_dashboard(settings)
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
+    app.mount("/", WSGIMiddleware(dash_app.server))
+    app.state.dashboard_token = token_name
+    return app
+
+
+def board_url(base: str, model: str, start: float, end: float) -> str:
+    """Return the link to the joint board for a model and window."""
+    return f"{base}/board?" + urlencode({"model": model, "from": round(start), "to": round(end)})
+
+
+def _serve(args, after_start=None) -> int:
+    import logging
+
+    import uvicorn
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+    from causeline.commands.db import ensure_schema
+    from correlator.store.engine import resolve_database_url
+
+    url = resolve_database_url(args.database_url)
+    ensure_schema(url)
+    app = build_app(database_url=url, host=args.host, port=args.port, user_header=args.user_header)
+    shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    base = f"http://{shown}:{args.port}"
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    )
+
+    def announce():
+        while not server.started:
+            if server.should_exit:
+                return
+            time.sleep(0.05)
+        print(f"causeline is up: dashboard {base}/board · API {base}/docs", flush=True)
+        if after_start:
+            after_start(base)
+
+    threading.Thread(target=announce, daemon=True).start()
+    try:
+        server.run()
+    finally:
+        _revoke(url, app.state.dashboard_token)
+    return 0
+
+
+def _revoke(url: str, name: str) -> None:
+    from correlator.store.engine import make_engine, write_transaction
+    from correlator.store.tokens import revoke_token
+
+    engine = make_engine(url)
+    try:
+        with write_transaction(engine) as conn:
+            revoke_token(conn=conn, name=name)
+    finally:
+        engine.dispose()
+
+
+def run_up(args) -> int:
+    """Serve the API and the dashboard until interrupted."""
+    return _serve(args)
+
+
+def load_demo(database_url: str, *, hours: float = 6.0, end: float | None = None) -> dict:
+    """Store the demo incident; return its model, window and breach."""
+    from causeline.demo import MODEL, SLA_NAME, breach_window, demo_bundle
+    from correlator.store.bundles import import_bundle
+    from correlator.store.engine import make_engine
+
+    bundle = demo_bundle(hours=hours, end=end)
+    engine = make_engine(database_url)
+    try:
+        import_bundle(engine=engine, bundle=bundle)
+    finally:
+        engine.dispose()
+    last = max(float(s.ts[-1]) for s in bundle.series)
+    first = min(float(s.ts[0]) for s in bundle.series)
+    b0, b1 = breach_window(last)
+    return {"model": MODEL, "sla": SLA_NAME, "start": first, "end": last, "breach": (b0, b1)}
+
+
+def seed_demo_registry(base: str, token: str, demo: dict) -> None:
+    """Register the demo model, its card and two hosts' fingerprints (best effort)."""
+    import httpx
+
+    from causeline.demo import demo_card, demo_fingerprints
+
+    headers = {"Authorization": f"Bearer {token}"}
+    model = demo["model"]
+    calls = [
+        (
+            "POST",
+            "/api/v1/models",
+            {"name": model, "owner": "algo", "description": "[DEMO] generated demo model"},
+        ),
+        ("PUT", f"/api/v1/models/{model}/versions/2.4.0/card", demo_card()),
+    ] + [("POST", "/api/v1/fingerprints", fp) for fp in demo_fingerprints(demo["end"])]
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
+        for method, path, body in calls:
+            try:
+                http.request(method, path, json=body | {"author": "causeline demo"})
+            except httpx.HTTPError:
+                return
+
+
+def open_demo_incident(base: str, token: str, demo: dict) -> int | None:
+    """Ask the service to evaluate the SLA inside the breach; return the incident id if any."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {token}"}
+    at = demo["breach"][1] - 60
+    try:
+        r = httpx.post(f"{base}/api/v1/evaluate", params={"at": at}, headers=headers, timeout=120)
+        if r.status_code >= 400:
+            return None
+        incidents = httpx.get(f"{base}/api/v1/incidents", timeout=30).json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    mine = [i for i in incidents if i.get("sla") == demo["sla"]]
+    return max((i["id"] for i in mine), default=None)
+
+
+def run_demo(args) -> int:
+    """Load the demo incident, then serve and print where to look."""
+    from causeline.commands.db import ensure_schema
+    from correlator.store.engine import resolve_database_url
+
+    url = resolve_database_url(args.database_url)
+    ensure_schema(url)
+    print("loading the DEMO incident (generated data: the long-input story) ...", flush=True)
+    demo = load_demo(url, hours=args.hours)
+    b0, b1 = demo["breach"]
+
+    def after(base: str) -> None:
+        from correlator.store.engine import make_engine
+
+        engine = make_engine(url)
+        try:
+            name, secret = service_token(engine, "demo-evaluate")
+        finally:
+            engine.dispose()
+        seed_demo_registry(base, secret, demo)
+        incident = open_demo_incident(base, secret, demo)
+        _revoke(url, name)
+        print(
+            f"DEMO board at the breach: {board_url(base, demo['model'], b0 - 3600, b1 + 900)}",
+            flush=True,
+        )
+        if incident is not None:
+            print(f"DEMO incident: {base}/incidents/{incident}", flush=True)
+
+    return _serve(args, after_start=after)

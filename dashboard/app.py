@@ -1,0 +1,82 @@
+"""The dashboard app factory: Dash Pages over the service's HTTP API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dash
+from dash import html
+
+from dashboard import ids
+from dashboard.client import ApiClient
+from dashboard.context import Context
+from dashboard.pages import board, capacity, changes, incidents, models
+from dashboard.settings import DashboardSettings
+
+NAV = [
+    ("Board", "/board"),
+    ("Incidents", "/incidents"),
+    ("Change calendar", "/changes"),
+    ("Models", "/models"),
+    ("Capacity", "/capacity"),
+]
+
+
+def _shell(app: dash.Dash, context: Context) -> html.Div:
+    access = context.access()
+    if access.can_write:
+        banner = html.Div(
+            f"Signed in as {access.user}; writes are recorded under this name.",
+            id=ids.BANNER,
+            className="banner ok",
+        )
+    else:
+        banner = html.Div(
+            f"Read-only: {access.read_only_reason}.", id=ids.BANNER, className="banner readonly"
+        )
+    return html.Div(
+        [
+            html.Header(
+                [
+                    html.A("causeline", href=app.get_relative_path("/board"), className="brand"),
+                    html.Nav(
+                        [html.A(label, href=app.get_relative_path(path)) for label, path in NAV]
+                    ),
+                    banner,
+                ]
+            ),
+            html.Main(dash.page_container),
+        ]
+    )
+
+
+def create_dashboard(
+    settings: DashboardSettings | None = None,
+    *,
+    api_client: ApiClient | None = None,
+    server=True,
+) -> dash.Dash:
+    """Return the Dash app; pages talk to the service only through the API client."""
+    settings = settings or DashboardSettings()
+    client = api_client or ApiClient(
+        settings.api_url, token=settings.api_token, timeout=settings.api_timeout_seconds
+    )
+    prefix = "/" + settings.url_prefix.strip("/") + "/" if settings.url_prefix.strip("/") else "/"
+    app = dash.Dash(
+        "causeline",
+        server=server,
+        use_pages=True,
+        pages_folder="",
+        assets_folder=str(Path(__file__).with_name("assets")),
+        requests_pathname_prefix=prefix,
+        routes_pathname_prefix=prefix,
+        title="causeline",
+        suppress_callback_exceptions=True,
+    )
+    context = Context(client, settings, prefix)
+    for page in (board, incidents, changes, models, capacity):
+        page.register(app, context)
+    board.register_filters(app, context)
+    app.layout = lambda: _shell(app, context)
+    app.server.config["causeline_context"] = context
+    return app

@@ -1,0 +1,139 @@
+"""A small HTTP client for the causeline service API."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import httpx
+import numpy as np
+import orjson
+
+
+class ApiError(Exception):
+    """A failed API call: the status and the service's message, ready to show."""
+
+    def __init__(self, status: int, message: str, fields: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.fields = fields or {}
+
+
+@dataclass(slots=True)
+class Series:
+    """One fetched series: name, labels and float arrays of unix seconds and values."""
+
+    name: str
+    labels: dict[str, str]
+    ts: np.ndarray
+    values: np.ndarray
+
+
+def _error(response: httpx.Response) -> ApiError:
+    try:
+        detail = response.json().get("detail")
+    except ValueError:
+        detail = response.text
+    fields: dict[str, str] = {}
+    if isinstance(detail, list):
+        for item in detail:
+            loc = [str(p) for p in item.get("loc", []) if p != "body"]
+            name = item.get("field") or ".".join(loc) or "body"
+            fields[name] = item.get("msg", "invalid")
+        message = "; ".join(f"{k}: {v}" for k, v in fields.items())
+    elif isinstance(detail, dict):
+        fields[str(detail.get("field", "body"))] = str(detail.get("reason", detail))
+        message = "; ".join(f"{k}: {v}" for k, v in fields.items())
+    else:
+        message = str(detail)
+    return ApiError(response.status_code, message or response.reason_phrase, fields)
+
+
+def parse_matrix(doc: dict) -> list[Series]:
+    """Convert a Prometheus matrix response into series."""
+    out = []
+    for item in doc.get("data", {}).get("result", []):
+        labels = dict(item["metric"])
+        name = labels.pop("__name__", "")
+        pairs = item.get("values", [])
+        ts = np.fromiter((p[0] for p in pairs), np.float64, len(pairs))
+        values = np.array([p[1] for p in pairs], dtype=np.float64)
+        out.append(Series(name, labels, ts, values))
+    return out
+
+
+class ApiClient:
+    """Call the service's read and write endpoints; writes carry the person as author."""
+
+    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.base_url = base_url.rstrip("/")
+        self.has_token = token is not None
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def _call(self, method: str, path: str, **kwargs):
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ApiError(0, f"cannot reach the service at {self.base_url}: {exc}") from exc
+        if response.status_code >= 400:
+            raise _error(response)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return orjson.loads(response.content)
+        return response.text
+
+    def get(self, path: str, **params):
+        """GET a path with query parameters (None values left out)."""
+        return self._call("GET", path, params={k: v for k, v in params.items() if v is not None})
+
+    def post(self, path: str, body: dict | None = None, *, author: str | None = None):
+        """POST a JSON body, adding the author."""
+        return self._call("POST", path, json=_with_author(body, author))
+
+    def put(self, path: str, body: dict, *, author: str | None = None):
+        """PUT a JSON body, adding the author."""
+        return self._call("PUT", path, json=_with_author(body, author))
+
+    def query_range(
+        self, matches: list[str], start: float, end: float, step: float | None = None
+    ) -> list[Series]:
+        """Return the series matching the selectors in [start, end]."""
+        if not matches:
+            return []
+        doc = self.get("/api/v1/query_range", match=matches, start=start, end=end, step=step)
+        return parse_matrix(doc)
+
+    def query_many(
+        self, groups: list[list[str]], start: float, end: float, step: float | None = None
+    ) -> list[list[Series]]:
+        """Run several range queries at once and return their series, in order."""
+        with ThreadPoolExecutor(max_workers=max(1, min(4, len(groups)))) as pool:
+            return list(pool.map(lambda m: self.query_range(m, start, end, step), groups))
+
+    def series(self, match: str, limit: int = 1000) -> list[dict]:
+        """Return the series (name, labels) matching a selector."""
+        return self.get("/api/v1/series", match=[match], limit=limit)["data"]
+
+    def changes(self, start=None, end=None, **filters) -> list[dict]:
+        """Return changes in a window, oldest first."""
+        return self.get("/api/v1/changes", start=start, end=end, **filters)
+
+    def topology(self) -> dict:
+        """Return the service graph."""
+        return self.get("/api/v1/topology")
+
+    def slas(self) -> list[dict]:
+        """Return every SLA."""
+        return self.get("/api/v1/slas")
+
+
+def _with_author(body: dict | None, author: str | None) -> dict:
+    body = dict(body or {})
+    if author:
+        body["author"] = author
+    return body

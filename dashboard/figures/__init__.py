@@ -1,0 +1,1 @@
+"""Pure figure builders: data in, Plotly figures out; no I/O."""

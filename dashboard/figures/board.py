@@ -1,0 +1,246 @@
+"""The joint board: model and system panels stacked on one shared time axis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.client import Series
+from dashboard.panels import Panel
+
+PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#0891b2", "#ca8a04", "#db2777", "#4b5563")
+DASHES = {"p50": "dot", "p95": "dash", "p99": "solid", "transmit": "dash"}
+OWNER_COLOURS = {"algo": "#7c3aed", "infra": "#0f766e"}
+BREACH_FILL = "rgba(220, 38, 38, 0.13)"
+PANEL_HEIGHT = 150
+GAP = 0.012
+
+
+@dataclass(slots=True)
+class PanelData:
+    """A panel and the (already downsampled) series to draw in it."""
+
+    panel: Panel
+    series: list[Series]
+
+
+def series_key(s: Series) -> str:
+    """Return the entity a series belongs to (instance, host/gpu or host): its colour."""
+    if "gpu" in s.labels:
+        return f"{s.labels.get('host', '')}/gpu{s.labels['gpu']}"
+    return s.labels.get("instance") or s.labels.get("host") or s.labels.get("service") or s.name
+
+
+def _variant(name: str) -> str:
+    for word in DASHES:
+        if word in name:
+            return word
+    return ""
+
+
+def _ms(ts) -> np.ndarray:
+    return np.asarray(ts, dtype=np.float64) * 1000.0
+
+
+def _x(ts: np.ndarray) -> dict:
+    """Return x as ``x0``/``dx`` for a uniform grid (no array to send), else as an array."""
+    if ts.size > 2:
+        steps = np.diff(ts)
+        if np.allclose(steps, steps[0], rtol=0, atol=1e-3):
+            return {"x0": float(ts[0]) * 1000.0, "dx": float(steps[0]) * 1000.0}
+    return {"x": _ms(ts)}
+
+
+def _domains(n: int) -> list[tuple[float, float]]:
+    """Return the y domains of n stacked panels, top first."""
+    height = (1.0 - GAP * (n - 1)) / n
+    tops = [1 - i * (height + GAP) for i in range(n)]
+    return [(max(0.0, round(t - height, 6)), min(1.0, round(t, 6))) for t in tops]
+
+
+def change_hover(change: dict) -> str:
+    """Return the hover text of a change marker."""
+    flag = " (unplanned)" if change.get("unplanned") else ""
+    who = change.get("person") or change.get("author") or change.get("owner", "")
+    return (
+        f"<b>{change.get('kind', '')}</b>{flag} {change.get('id', '')}<br>"
+        f"{change.get('summary', '')}<br>{change.get('target', '')} · {who}"
+    )
+
+
+def board_figure(
+    panels: list[PanelData],
+    *,
+    window: tuple[float, float],
+    changes: list[dict] = (),
+    breaches: list[tuple[float, float]] = (),
+    thresholds: dict[str, list[tuple[float, str]]] | None = None,
+    revision: str = "board",
+) -> go.Figure:
+    """Return one figure with every panel on the same x axis, changes and breaches marked."""
+    thresholds = thresholds or {}
+    fig = go.Figure()
+    domains = _domains(len(panels))
+    colours: dict[str, str] = {}
+    legend_seen: set[str] = set()
+    layout: dict = {}
+    annotations = []
+    shapes = []
+    for i, (data, domain) in enumerate(zip(panels, domains, strict=True)):
+        axis = "y" if i == 0 else f"y{i + 1}"
+        ymax = 0.0
+        for s in sorted(data.series, key=lambda s: (series_key(s), s.name)):
+            key = series_key(s)
+            colour = colours.setdefault(key, PALETTE[len(colours) % len(PALETTE)])
+            variant = _variant(s.name)
+            name = f"{key} {variant}".strip()
+            finite = s.values[np.isfinite(s.values)]
+            if finite.size:
+                ymax = max(ymax, float(finite.max()))
+            fig.add_trace(
+                go.Scatter(
+                    **_x(s.ts),
+                    y=s.values.astype(np.float32),  # half the bytes; enough for drawing
+                    yaxis=axis,
+                    mode="lines",
+                    name=name,
+                    legendgroup=key,
+                    showlegend=key not in legend_seen,
+                    line={"color": colour, "width": 1.4, "dash": DASHES.get(variant, "solid")},
+                    hovertemplate=f"{name}: %{{y:.4g}} {data.panel.unit}<extra></extra>",
+                )
+            )
+            legend_seen.add(key)
+        visible = [c for c in changes if c.get("ts") is not None]
+        if visible:
+            fig.add_trace(
+                go.Scatter(
+                    x=_ms([c["ts"] for c in visible]),
+                    y=[ymax * 1.05 if ymax else 1.0] * len(visible),
+                    yaxis=axis,
+                    mode="markers",
+                    name="changes",
+                    legendgroup="changes",
+                    showlegend=i == 0,
+                    marker={
+                        "symbol": "triangle-down",
+                        "size": 9,
+                        "color": [OWNER_COLOURS.get(c.get("owner"), "#6b7280") for c in visible],
+                    },
+                    hovertext=[change_hover(c) for c in visible],
+                    hovertemplate="%{hovertext}<extra></extra>",
+                    meta={"role": "changes"},
+                )
+            )
+        for value, label in thresholds.get(data.panel.key, []):
+            shapes.append(
+                {
+                    "type": "line",
+                    "name": "threshold",
+                    "xref": "x domain",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": axis,
+                    "y0": value,
+                    "y1": value,
+                    "line": {"color": "#dc2626", "width": 1.2, "dash": "dot"},
+                    "label": {"text": label, "textposition": "end", "font": {"size": 10}},
+                }
+            )
+        layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = {
+            "domain": list(domain),
+            "anchor": "x",
+            "title": {"text": data.panel.unit, "font": {"size": 10}},
+            "tickfont": {"size": 10},
+            "rangemode": "tozero",
+            "fixedrange": True,
+            "showgrid": True,
+            "gridcolor": "#eef0f3",
+            "zeroline": False,
+        }
+        board = "Model" if data.panel.board == "model" else "System"
+        annotations.append(
+            {
+                "text": f"<b>{data.panel.title}</b> <span style='color:#6b7280'>· {board}</span>",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": domain[1],
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 12},
+            }
+        )
+    for change in changes:
+        if change.get("ts") is None:
+            continue
+        shapes.append(
+            {
+                "type": "line",
+                "name": f"change:{change.get('id', '')}",
+                "xref": "x",
+                "x0": change["ts"] * 1000.0,
+                "x1": change["ts"] * 1000.0,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {
+                    "color": OWNER_COLOURS.get(change.get("owner"), "#6b7280"),
+                    "width": 1,
+                    "dash": "dash",
+                },
+                "layer": "below",
+            }
+        )
+    for start, end in breaches:
+        shapes.append(
+            {
+                "type": "rect",
+                "name": "breach",
+                "xref": "x",
+                "x0": start * 1000.0,
+                "x1": end * 1000.0,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": BREACH_FILL,
+                "line": {"width": 0},
+                "layer": "below",
+            }
+        )
+    fig.update_layout(
+        **layout,
+        xaxis={
+            "type": "date",
+            "range": [window[0] * 1000.0, window[1] * 1000.0],
+            "anchor": "y" if len(panels) == 1 else f"y{len(panels)}",
+            "showspikes": True,
+            "spikemode": "across",
+            "spikesnap": "cursor",
+            "spikethickness": 1,
+            "spikedash": "dot",
+            "spikecolor": "#374151",
+            "title": {"text": "time (UTC)", "font": {"size": 11}},
+            "showgrid": True,
+            "gridcolor": "#eef0f3",
+        },
+        template="none",
+        height=PANEL_HEIGHT * max(1, len(panels)) + 120,
+        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        hovermode="x",
+        hoversubplots="axis",
+        hoverdistance=30,
+        spikedistance=-1,
+        uirevision=revision,
+        showlegend=True,
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+        annotations=annotations,
+        shapes=shapes,
+        plot_bgcolor="white",
+        paper_bgcolor="white",
+        dragmode="zoom",
+    )
+    return fig

@@ -1,0 +1,140 @@
+"""An incident's suspects, each drawn against the SLA series on one time axis."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from dashboard.client import Series
+from dashboard.figures.board import BREACH_FILL, PALETTE
+
+ROW_HEIGHT = 170
+
+
+def suspect_label(suspect: dict) -> str:
+    """Return a short name of a suspect."""
+    if suspect.get("kind") == "change":
+        return f"#{suspect.get('rank')} change {suspect.get('id', '')}"
+    labels = ",".join(f"{k}={v}" for k, v in sorted((suspect.get("labels") or {}).items()))
+    return f"#{suspect.get('rank')} {suspect.get('metric', '')}{{{labels}}}"
+
+
+def incident_figure(
+    *,
+    sla: dict,
+    sla_series: list[Series],
+    suspects: list[tuple[dict, list[Series]]],
+    breach: tuple[float, float],
+    window: tuple[float, float],
+) -> go.Figure:
+    """Return stacked rows: the SLA series, then each suspect with its onset marked."""
+    rows = 1 + len(suspects)
+    fig = go.Figure()
+    gap = 0.04
+    height = (1 - gap * (rows - 1)) / rows
+    layout: dict = {}
+    shapes: list[dict] = []
+    annotations: list[dict] = []
+    titles = [f"SLA: {sla.get('name', '')} ({sla.get('metric', '')})"]
+    titles += [suspect_label(s) for s, _ in suspects]
+    groups = [sla_series] + [series for _, series in suspects]
+    for i, (title, series) in enumerate(zip(titles, groups, strict=True)):
+        axis = "y" if i == 0 else f"y{i + 1}"
+        top = 1 - i * (height + gap)
+        layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = {
+            "domain": [max(0.0, round(top - height, 6)), min(1.0, round(top, 6))],
+            "anchor": "x",
+            "fixedrange": True,
+            "tickfont": {"size": 10},
+        }
+        annotations.append(
+            {
+                "text": f"<b>{title}</b>",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": top,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 11},
+            }
+        )
+        for k, s in enumerate(series):
+            name = ",".join(f"{a}={b}" for a, b in sorted(s.labels.items())) or s.name
+            fig.add_trace(
+                go.Scatter(
+                    x=s.ts * 1000.0,
+                    y=s.values,
+                    yaxis=axis,
+                    mode="lines",
+                    showlegend=False,
+                    name=name,
+                    line={"color": PALETTE[k % len(PALETTE)], "width": 1.3},
+                    hovertemplate=f"{name}: %{{y:.4g}}<extra></extra>",
+                )
+            )
+        if i == 0 and sla.get("threshold") is not None:
+            shapes.append(
+                {
+                    "type": "line",
+                    "name": "threshold",
+                    "xref": "x domain",
+                    "x0": 0,
+                    "x1": 1,
+                    "yref": axis,
+                    "y0": sla["threshold"],
+                    "y1": sla["threshold"],
+                    "line": {"color": "#dc2626", "dash": "dot", "width": 1.2},
+                }
+            )
+        if i > 0 and suspects[i - 1][0].get("onset") is not None:
+            onset = suspects[i - 1][0]["onset"] * 1000.0
+            shapes.append(
+                {
+                    "type": "line",
+                    "name": "onset",
+                    "xref": "x",
+                    "x0": onset,
+                    "x1": onset,
+                    "yref": f"{axis} domain",
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": "#7c3aed", "width": 2},
+                    "label": {"text": "onset", "textposition": "end", "font": {"size": 10}},
+                }
+            )
+    shapes.append(
+        {
+            "type": "rect",
+            "name": "breach",
+            "xref": "x",
+            "x0": breach[0] * 1000.0,
+            "x1": breach[1] * 1000.0,
+            "yref": "paper",
+            "y0": 0,
+            "y1": 1,
+            "fillcolor": BREACH_FILL,
+            "line": {"width": 0},
+            "layer": "below",
+        }
+    )
+    fig.update_layout(
+        **layout,
+        xaxis={
+            "type": "date",
+            "range": [window[0] * 1000.0, window[1] * 1000.0],
+            "anchor": f"y{rows}" if rows > 1 else "y",
+            "showspikes": True,
+            "spikemode": "across",
+            "spikesnap": "cursor",
+            "spikethickness": 1,
+        },
+        shapes=shapes,
+        annotations=annotations,
+        height=ROW_HEIGHT * rows + 80,
+        margin={"l": 60, "r": 20, "t": 30, "b": 40},
+        hovermode="x",
+        hoversubplots="axis",
+        plot_bgcolor="white",
+    )
+    return fig

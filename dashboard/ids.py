@@ -1,0 +1,64 @@
+"""Component ids of every page, in one place."""
+
+from __future__ import annotations
+
+# Shell
+URL = "url"
+BANNER = "access-banner"
+
+# Board
+BOARD_GRAPH = "board-graph"
+BOARD_MODEL = "board-model"
+BOARD_INSTANCE = "board-instance"
+BOARD_HOST = "board-host"
+BOARD_GPU = "board-gpu"
+BOARD_PRESET = "board-preset"
+BOARD_REFRESH = "board-refresh"
+BOARD_INTERVAL = "board-interval"
+BOARD_WINDOW = "board-window"
+BOARD_VIEW_URL = "board-view-url"
+BOARD_LINK = "board-link"
+BOARD_STATUS = "board-status"
+BOARD_HISTORY = "board-history"
+
+# Incidents
+INCIDENT_ID = "incident-id"
+INCIDENT_SUSPECTS = "incident-suspects"
+INCIDENT_NOTES = "incident-notes"
+INCIDENT_NOTE_TEXT = "incident-note-text"
+INCIDENT_NOTE_TEAM = "incident-note-team"
+INCIDENT_NOTE_ADD = "incident-note-add"
+INCIDENT_NOTE_MSG = "incident-note-msg"
+INCIDENT_RERANK = "incident-rerank"
+INCIDENT_RERANK_MSG = "incident-rerank-msg"
+INCIDENT_BODY = "incident-body"
+
+# Change calendar
+CHANGES_KIND = "changes-kind"
+CHANGES_OWNER = "changes-owner"
+CHANGES_DAYS = "changes-days"
+CHANGES_TIMELINE = "changes-timeline"
+CHANGES_LIST = "changes-list"
+CHANGES_RELOAD = "changes-reload"
+CHANGE_FORM = "change-form"  # prefix of the form's fields: change-form-<field>
+CHANGE_SUBMIT = "change-submit"
+CHANGE_EDIT_ID = "change-edit-id"
+CHANGE_UPDATE = "change-update"
+CHANGE_MSG = "change-msg"
+
+# Models
+MODELS_PICK = "models-pick"
+MODELS_DETAIL = "models-detail"
+ENV_LEFT = "env-left"
+ENV_RIGHT = "env-right"
+ENV_DIFF = "env-diff"
+
+# Capacity
+CAPACITY_FIELD = "capacity"  # prefix: capacity-<field>
+CAPACITY_RUN = "capacity-run"
+CAPACITY_RESULT = "capacity-result"
+
+
+def field(prefix: str, name: str) -> str:
+    """Return the id of a form field."""
+    return f"{prefix}-{name}"

@@ -1,0 +1,1 @@
+"""Dash pages; each module has ``register(app, ctx)`` adding its page and callbacks."""

@@ -1,0 +1,342 @@
+"""Incidents: the list (open first) and one incident's breach, suspects, chain and notes."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import dash
+from dash import Input, Output, State, dcc, html, no_update
+
+from dashboard import ids
+from dashboard.client import ApiError
+from dashboard.context import Context
+from dashboard.figures.histogram import drift_series
+from dashboard.figures.incident import incident_figure, suspect_label
+from dashboard.figures.sla import sla_matches
+from dashboard.panels import selector
+from dashboard.tables import error_box, table, write_button
+from dashboard.timeparse import fmt
+
+MAX_DRAWN = 5
+SHOWN = 10
+
+
+def list_layout(context: Context, **_query) -> html.Div:
+    """Return the incident list, open ones first."""
+    try:
+        incidents = context.client.get("/api/v1/incidents")
+    except ApiError as exc:
+        return error_box(f"Incidents are not available: {exc.message}")
+    rows = [
+        [
+            dcc.Link(f"#{i['id']}", href=context.path(f"/incidents/{i['id']}")),
+            i.get("sla", ""),
+            html.Span(i.get("status", ""), className=f"pill {i.get('status', '')}"),
+            i.get("severity", ""),
+            fmt(i.get("breach_start")),
+            fmt(i.get("breach_end")),
+            _top(i.get("top_suspect")),
+        ]
+        for i in sorted(incidents, key=lambda i: (i.get("status") != "open", -(i.get("id") or 0)))
+    ]
+    return html.Div(
+        [
+            html.H2("Incidents"),
+            table(
+                ["id", "SLA", "status", "severity", "breach start", "breach end", "top suspect"],
+                rows,
+                id_="incident-table",
+            )
+            if rows
+            else html.P("No incidents yet.", className="empty"),
+        ]
+    )
+
+
+def _top(suspect) -> str:
+    if isinstance(suspect, dict):
+        return f"{suspect_label(suspect)} ({suspect.get('score', 0):.2f})"
+    return str(suspect or "")
+
+
+def _series_for(context: Context, metric: str, labels: dict, window) -> list:
+    found = context.client.query_range(
+        [selector(metric, {k: [v] for k, v in labels.items()})], *window
+    )
+    if metric.endswith("_bucket"):
+        return drift_series(found, windows=120)
+    return found
+
+
+def _board_link(context: Context, incident: dict, sla: dict) -> str:
+    start = incident["breach_start"] - 3600
+    end = (incident.get("breach_end") or incident["breach_start"] + 1800) + 1800
+    query = {
+        "model": sla.get("labels", {}).get("model", ""),
+        "from": round(start),
+        "to": round(end),
+    }
+    return context.path("/board") + "?" + urlencode(query)
+
+
+def distinct_metrics(suspects: list[dict]) -> list[dict]:
+    """Return the best-ranked series suspect of each metric, in rank order."""
+    seen: set[str] = set()
+    out = []
+    for suspect in suspects:
+        metric = suspect.get("metric")
+        if suspect.get("kind") == "series" and metric and metric not in seen:
+            seen.add(metric)
+            out.append(suspect)
+    return out
+
+
+def _figure(context: Context, incident: dict, sla: dict):
+    start = incident["breach_start"] - 3600
+    end = (incident.get("breach_end") or incident["breach_start"] + 1800) + 900
+    window = (start, end)
+    sla_series = [
+        s
+        for s in _series_for(context, sla["metric"], sla.get("labels", {}), window)
+        if sla_matches(sla, s)
+    ]
+    drawn = []
+    for suspect in distinct_metrics(incident.get("suspects", []))[:MAX_DRAWN]:
+        labels = suspect.get("labels", {})
+        drawn.append((suspect, _series_for(context, suspect["metric"], labels, window)))
+    breach = (incident["breach_start"], incident.get("breach_end") or end)
+    return incident_figure(
+        sla=sla, sla_series=sla_series, suspects=drawn, breach=breach, window=window
+    )
+
+
+def _suspects_table(incident: dict) -> html.Div:
+    rows = [
+        [
+            s.get("rank"),
+            s.get("kind"),
+            suspect_label(s),
+            f"{s.get('score', 0):.2f}",
+            fmt(s.get("onset")),
+            f"{s.get('lead_seconds', '')} s",
+            s.get("owner", ""),
+            s.get("evidence", ""),
+        ]
+        for s in incident.get("suspects", [])
+    ]
+    headers = ["rank", "kind", "suspect", "score", "onset", "lead", "owner", "evidence"]
+    parts = [table(headers, rows[:SHOWN])]
+    if len(rows) > SHOWN:
+        more = f"{len(rows) - SHOWN} more suspects"
+        parts.append(html.Details([html.Summary(more), table(headers, rows[SHOWN:])]))
+    return html.Div(parts, id=ids.INCIDENT_SUSPECTS)
+
+
+def _body(context: Context, incident: dict) -> list:
+    slas = {s["name"]: s for s in context.client.slas()}
+    sla = slas.get(incident.get("sla"), {"name": incident.get("sla"), "metric": ""})
+    parts = [html.H3("Ranked suspects"), _suspects_table(incident)]
+    if incident.get("analysis_error"):
+        parts.append(error_box(f"Analysis failed: {incident['analysis_error']}"))
+    if sla.get("metric"):
+        parts.append(
+            dcc.Graph(
+                id="incident-graph",
+                figure=_figure(context, incident, sla),
+                config={"displaylogo": False},
+            )
+        )
+    return parts
+
+
+def _chain(incident: dict) -> html.Div:
+    segments = []
+    for seg in incident.get("chain", []):
+        segments.append(
+            html.Div(
+                [
+                    html.B(seg.get("segment", "")),
+                    html.Div(seg.get("component") or "—"),
+                    html.Div(f"owner: {seg.get('owner', '')}"),
+                    html.Div(seg.get("evidence", ""), className="small"),
+                ],
+                className=f"segment {seg.get('status', '')}",
+            )
+        )
+        segments.append(html.Span("→", className="arrow"))
+    return html.Div(segments[:-1], className="chain")
+
+
+def _notes(incident: dict) -> html.Ul:
+    return html.Ul(
+        [
+            html.Li(
+                [
+                    html.B(n.get("author", "")),
+                    f" ({n.get('team', '')}, {fmt(n.get('ts'))}): ",
+                    n.get("text", ""),
+                ]
+            )
+            for n in incident.get("notes", [])
+        ],
+        id=ids.INCIDENT_NOTES,
+    )
+
+
+def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div:
+    """Return one incident's page."""
+    try:
+        incident = context.client.get(f"/api/v1/incidents/{incident_id}")
+        slas = {s["name"]: s for s in context.client.slas()}
+    except ApiError as exc:
+        return error_box(f"Incident {incident_id}: {exc.message}")
+    sla = slas.get(incident.get("sla"), {})
+    access = context.access()
+    scope = incident.get("scope") or {}
+    oncall = incident.get("oncall") or {}
+    who = " · ".join(
+        f"{team}: {(p or {}).get('person', 'nobody')}" for team, p in sorted(oncall.items())
+    )
+    changes = [
+        [
+            c.get("id"),
+            fmt(c.get("ts")),
+            c.get("kind"),
+            c.get("owner"),
+            c.get("summary", ""),
+            "unplanned" if c.get("unplanned") else "",
+        ]
+        for c in incident.get("changes", [])
+    ]
+    return html.Div(
+        [
+            dcc.Store(id=ids.INCIDENT_ID, data=incident.get("id")),
+            html.H2(f"Incident #{incident.get('id')}: {incident.get('sla', '')}"),
+            html.P(
+                [
+                    html.Span(
+                        incident.get("status", ""), className=f"pill {incident.get('status')}"
+                    ),
+                    f" {incident.get('severity', '')} · breach "
+                    f"{fmt(incident.get('breach_start'))} → "
+                    f"{fmt(incident.get('breach_end'))} · scope: {scope.get('kind', '?')} "
+                    f"{scope.get('labels', '')} · on call: {who or 'nobody'} · ",
+                    html.A(
+                        "open the joint board at the breach",
+                        href=_board_link(context, incident, sla) if sla else "#",
+                    ),
+                ]
+            ),
+            html.Div(
+                [
+                    write_button("Re-rank", ids.INCIDENT_RERANK, access.can_write),
+                    html.Span(id=ids.INCIDENT_RERANK_MSG, className="msg"),
+                    html.Button("Export review (Markdown)", id="incident-review", n_clicks=0),
+                    dcc.Download(id="incident-review-download"),
+                ],
+                className="actions",
+            ),
+            html.Div(_body(context, incident), id=ids.INCIDENT_BODY),
+            html.H3("Chain: input → model → output → downstream"),
+            _chain(incident),
+            html.H3("Changes in the window"),
+            table(["id", "time", "kind", "owner", "summary", ""], changes),
+            html.H3("Notes"),
+            _notes(incident),
+            html.Div(
+                [
+                    dcc.Textarea(
+                        id=ids.INCIDENT_NOTE_TEXT,
+                        placeholder="what did you check?",
+                        disabled=not access.can_write,
+                    ),
+                    dcc.Dropdown(
+                        id=ids.INCIDENT_NOTE_TEAM,
+                        options=["algo", "infra", "other"],
+                        value="other",
+                        clearable=False,
+                    ),
+                    write_button("Add note", ids.INCIDENT_NOTE_ADD, access.can_write),
+                    html.Span(id=ids.INCIDENT_NOTE_MSG, className="msg"),
+                ],
+                className="note-form",
+            ),
+        ]
+    )
+
+
+def register(app: dash.Dash, context: Context) -> None:
+    """Add the incident pages and their callbacks."""
+    dash.register_page(
+        "incidents",
+        path="/incidents",
+        name="Incidents",
+        title="causeline · incidents",
+        layout=lambda **q: list_layout(context, **q),
+    )
+    dash.register_page(
+        "incident",
+        path_template="/incidents/<incident_id>",
+        name="Incident",
+        title="causeline · incident",
+        layout=lambda **q: detail_layout(context, **q),
+    )
+
+    @app.callback(
+        Output(ids.INCIDENT_NOTES, "children"),
+        Output(ids.INCIDENT_NOTE_MSG, "children"),
+        Output(ids.INCIDENT_NOTE_TEXT, "value"),
+        Input(ids.INCIDENT_NOTE_ADD, "n_clicks"),
+        State(ids.INCIDENT_ID, "data"),
+        State(ids.INCIDENT_NOTE_TEXT, "value"),
+        State(ids.INCIDENT_NOTE_TEAM, "value"),
+        prevent_initial_call=True,
+    )
+    def add_note(_clicks, incident_id, text, team):
+        access = context.access()
+        if not access.can_write:
+            return no_update, f"Read-only: {access.read_only_reason}", no_update
+        if not (text or "").strip():
+            return no_update, "Write something first.", no_update
+        try:
+            context.client.post(
+                f"/api/v1/incidents/{incident_id}/notes",
+                {"team": team, "text": text.strip()},
+                author=access.user,
+            )
+            incident = context.client.get(f"/api/v1/incidents/{incident_id}")
+        except ApiError as exc:
+            return no_update, exc.message, no_update
+        return _notes(incident).children, f"Note added by {access.user}.", ""
+
+    @app.callback(
+        Output(ids.INCIDENT_BODY, "children"),
+        Output(ids.INCIDENT_RERANK_MSG, "children"),
+        Input(ids.INCIDENT_RERANK, "n_clicks"),
+        State(ids.INCIDENT_ID, "data"),
+        prevent_initial_call=True,
+    )
+    def rerank(_clicks, incident_id):
+        access = context.access()
+        if not access.can_write:
+            return no_update, f"Read-only: {access.read_only_reason}"
+        try:
+            incident = context.client.post(
+                f"/api/v1/incidents/{incident_id}/rerank", {}, author=access.user
+            )
+        except ApiError as exc:
+            return no_update, exc.message
+        return _body(context, incident), f"Re-ranked at {fmt(incident.get('reranked_at'))}."
+
+    @app.callback(
+        Output("incident-review-download", "data"),
+        Input("incident-review", "n_clicks"),
+        State(ids.INCIDENT_ID, "data"),
+        prevent_initial_call=True,
+    )
+    def review(_clicks, incident_id):
+        try:
+            text = context.client.get(f"/api/v1/incidents/{incident_id}/review")
+        except ApiError as exc:
+            text = f"review not available: {exc.message}"
+        return {"content": str(text), "filename": f"incident-{incident_id}-review.md"}

@@ -1,0 +1,136 @@
+"""The panels of the joint board: what each one draws and which series it needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """One panel: its key, title, unit, metrics, the labels that select it and how to draw it."""
+
+    key: str
+    title: str
+    unit: str
+    metrics: tuple[str, ...]
+    scope: str  # "model", "host", "gpu" or "instance": which filter labels apply
+    board: str  # "model" or "system"
+    drift: bool = False  # histogram buckets drawn as distribution drift (PSI)
+
+
+PANELS: tuple[Panel, ...] = (
+    Panel("qps", "QPS", "req/s", ("model_requests_per_second",), "model", "model"),
+    Panel(
+        "latency",
+        "Latency p50 / p95 / p99",
+        "ms",
+        ("model_latency_p50_ms", "model_latency_p95_ms", "model_latency_p99_ms"),
+        "model",
+        "model",
+    ),
+    Panel("batch", "Mean batch size", "requests", ("model_batch_size_mean",), "model", "model"),
+    Panel("queue", "Queue length", "requests", ("model_queue_length",), "model", "model"),
+    Panel("errors", "Error rate", "fraction", ("model_error_rate",), "model", "model"),
+    Panel("timeouts", "Timeout rate", "fraction", ("model_timeout_rate",), "model", "model"),
+    Panel(
+        "input_drift",
+        "Input-length drift (PSI vs the view's first quarter)",
+        "PSI",
+        ("model_input_length_bucket",),
+        "model",
+        "model",
+        drift=True,
+    ),
+    Panel(
+        "score_drift",
+        "Score drift (PSI vs the view's first quarter)",
+        "PSI",
+        ("model_score_bucket",),
+        "model",
+        "model",
+        drift=True,
+    ),
+    Panel("cpu", "CPU", "%", ("node_cpu_utilization_percent",), "host", "system"),
+    Panel("memory", "Memory used", "bytes", ("node_memory_used_bytes",), "host", "system"),
+    Panel("gpu_util", "GPU utilization", "%", ("gpu_utilization_percent",), "gpu", "system"),
+    Panel("gpu_mem", "GPU memory used", "bytes", ("gpu_memory_used_bytes",), "gpu", "system"),
+    Panel("gpu_temp", "GPU temperature", "°C", ("gpu_temperature_celsius",), "gpu", "system"),
+    Panel("disk", "Disk IO busy", "%", ("node_disk_io_utilization_percent",), "host", "system"),
+    Panel(
+        "network",
+        "Network receive / transmit",
+        "bytes/s",
+        ("node_network_receive_bytes_per_second", "node_network_transmit_bytes_per_second"),
+        "host",
+        "system",
+    ),
+    Panel(
+        "restarts",
+        "Container restarts",
+        "total",
+        ("container_restarts_total",),
+        "instance",
+        "system",
+    ),
+)
+
+
+def _regex(values: list[str]) -> str:
+    return "|".join(v.replace("\\", "\\\\").replace('"', '\\"') for v in values)
+
+
+def selector(metric: str, labels: dict[str, list[str]]) -> str:
+    """Return a selector for a metric with each label matching one of the given values."""
+    parts = []
+    for key, values in sorted(labels.items()):
+        if len(values) == 1:
+            parts.append(f'{key}="{_regex(values)}"')
+        elif values:
+            parts.append(f'{key}=~"{_regex(sorted(values))}"')
+    return f"{metric}{{{','.join(parts)}}}"
+
+
+def panel_selectors(
+    panel: Panel, *, model: str, instances: list[str], hosts: list[str], gpus: list[str]
+) -> list[str]:
+    """Return the selectors of one panel for the model's instances and hosts."""
+    if panel.scope == "model":
+        labels = {"model": [model], "instance": instances}
+    elif panel.scope == "instance":
+        labels = {"instance": instances} if instances else {"host": hosts}
+    else:
+        labels = {"host": hosts}
+        if panel.scope == "gpu" and gpus:
+            labels["gpu"] = gpus
+    if not labels.get("host", True) and panel.scope in ("host", "gpu"):
+        return []
+    return [selector(m, labels) for m in panel.metrics]
+
+
+def model_scope(topology: dict, model: str) -> tuple[list[str], list[str]]:
+    """Return the instances serving a model and the hosts they run on, from the topology."""
+    edges = topology.get("edges", [])
+    instances = sorted(
+        e["from"].removeprefix("instance:")
+        for e in edges
+        if e.get("kind") == "serves" and e.get("to") == f"model:{model}"
+    )
+    hosts = sorted(
+        {
+            e["to"].removeprefix("host:")
+            for e in edges
+            if e.get("kind") == "runs_on" and e["from"].removeprefix("instance:") in instances
+        }
+    )
+    return instances, hosts
+
+
+def models_of(topology: dict, slas: list[dict]) -> list[str]:
+    """Return the model names known from the topology and the SLAs."""
+    names = {
+        n["id"].removeprefix("model:")
+        for n in topology.get("nodes", [])
+        if n.get("kind") == "model"
+    }
+    names |= {s.get("labels", {}).get("model") for s in slas} - {None}
+    return sorted(names)

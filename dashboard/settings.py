@@ -1,0 +1,23 @@
+"""Settings of the dashboard, from arguments or CAUSELINE_DASHBOARD_* variables."""
+
+from __future__ import annotations
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class DashboardSettings(BaseSettings):
+    """Dashboard configuration; every field can be set as CAUSELINE_DASHBOARD_<FIELD>."""
+
+    model_config = SettingsConfigDict(env_prefix="CAUSELINE_DASHBOARD_", extra="ignore")
+
+    api_url: str = "http://127.0.0.1:8400"
+    # Bearer token the dashboard writes with; the person is sent as "author".
+    api_token: str | None = None
+    bind_host: str = "127.0.0.1"
+    # Trusted auth-proxy header naming the person, e.g. X-Forwarded-User (oauth2-proxy).
+    user_header: str | None = None
+    # Where the dashboard is mounted, e.g. "/" or "/dash/".
+    url_prefix: str = "/"
+    # Points per trace sent to the browser; more detail is fetched on zoom.
+    max_points: int = 600
+    api_timeout_seconds: float = 30.0

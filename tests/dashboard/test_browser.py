@@ -1,0 +1,209 @@
+"""The dashboard in headless Chromium on the demo incident."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+pytestmark = pytest.mark.integration
+
+GRAPH_READY = """
+const gd = document.querySelector('#board-graph .js-plotly-plot');
+return !!(gd && gd._fullLayout && gd._fullLayout.xaxis && gd.data && gd.data.length > 0);
+"""
+X_RANGES = """
+const gd = document.querySelector('#board-graph .js-plotly-plot');
+const fl = gd._fullLayout;
+const out = {};
+for (const key of Object.keys(fl)) {
+  if (/^yaxis\\d*$/.test(key)) {
+    out[key] = fl[fl[key].anchor.replace('x', 'xaxis')].range;
+  }
+}
+return out;
+"""
+SHAPE_NAMES = """
+const gd = document.querySelector('#board-graph .js-plotly-plot');
+return (gd.layout.shapes || []).map(s => s.name);
+"""
+
+# Dash re-renders components between a lookup and its use; such a wait just retries.
+IGNORED = (NoSuchElementException, StaleElementReferenceException)
+
+
+def _wait(browser, script, timeout=30):
+    return WebDriverWait(browser, timeout, poll_frequency=0.1).until(
+        lambda d: d.execute_script(script)
+    )
+
+
+def _full_page_screenshot(browser, path) -> None:
+    height = browser.execute_script("return document.body.scrollHeight")
+    browser.set_window_size(1400, min(height + 40, 4000))
+    time.sleep(0.5)
+    browser.save_screenshot(str(path))
+    browser.set_window_size(1400, 1000)
+    time.sleep(0.3)
+
+
+def _severe(browser) -> list[str]:
+    return [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _open_board(browser, base, demo, **extra):
+    b0, b1 = demo["breach"]
+    query = f"model={demo['model']}&from={round(b0 - 3600)}&to={round(b1 + 900)}"
+    for key, value in extra.items():
+        query += f"&{key}={value}"
+    browser.get(f"{base}/board?{query}")
+    _wait(browser, GRAPH_READY)
+    WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: d.find_element(By.ID, "board-status").text
+    )
+    time.sleep(0.5)
+
+
+def test_every_page_loads_without_console_errors(demo_site, browser):
+    base, demo, _token = demo_site
+    browser.get_log("browser")
+    pages = ["/", "/board", "/incidents", "/changes", "/models", "/capacity"]
+    if demo.get("incident") is not None:
+        pages.append(f"/incidents/{demo['incident']}")
+    for path in pages:
+        browser.get(base + path)
+        WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#_pages_content > *")
+        )
+        time.sleep(0.8)
+        assert not browser.find_elements(By.CSS_SELECTOR, ".dash-fe-error__title"), path
+        assert _severe(browser) == [], path
+        assert "Signed in as" in browser.find_element(By.ID, "access-banner").text
+
+
+def test_zooming_one_panel_moves_every_panel(demo_site, browser, artifacts):
+    base, demo, _token = demo_site
+    _open_board(browser, base, demo)
+    _full_page_screenshot(browser, artifacts / "board.png")
+    before = browser.execute_script(X_RANGES)
+    assert len(before) == 16
+    drag = browser.find_elements(By.CSS_SELECTOR, "#board-graph .draglayer .xy3 .nsewdrag")[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", drag)
+    width = drag.size["width"]
+    ActionChains(browser).move_to_element_with_offset(
+        drag, -width // 4, 0
+    ).click_and_hold().move_by_offset(width // 3, 0).release().perform()
+    WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: d.execute_script(X_RANGES) != before
+    )
+    time.sleep(1.0)  # the server answers with more detail for the zoomed window
+    after = browser.execute_script(X_RANGES)
+    ranges = {tuple(r) for r in after.values()}
+    assert len(ranges) == 1, after
+    (zoomed,) = ranges
+    start, end = (datetime.fromisoformat(v).replace(tzinfo=UTC).timestamp() for v in zoomed)
+    assert end - start < 0.5 * 6300
+    WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: "&to=" in d.current_url and "from=" in d.current_url
+    )
+    WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: abs(int(d.current_url.split("from=")[1].split("&")[0]) - start) < 2
+    )
+    assert _severe(browser) == []
+
+
+def test_changes_and_breach_are_marked(demo_site, browser):
+    base, demo, _token = demo_site
+    _open_board(browser, base, demo)
+    names = browser.execute_script(SHAPE_NAMES)
+    assert "breach" in names and "threshold" in names
+    assert "change:demo-chg-3" in names
+    markers = browser.find_elements(
+        By.CSS_SELECTOR, "#board-graph .scatterlayer .trace .points path"
+    )
+    assert markers, "change markers are drawn"
+    assert browser.find_elements(By.CSS_SELECTOR, "#board-graph .shapelayer path")
+
+
+def _choose(browser, field, value):
+    """Pick a value in a Dash 4 dropdown (a button opening a list of options)."""
+    browser.find_element(By.CSS_SELECTOR, f'button[id*=\'"field":"{field}"\']').click()
+    option = WebDriverWait(browser, 10, ignored_exceptions=IGNORED).until(
+        lambda d: [
+            o
+            for o in d.find_elements(By.CSS_SELECTOR, ".dash-dropdown-options [role=option]")
+            if o.text.strip() == value
+        ]
+    )[0]
+    option.click()
+    browser.find_element(By.TAG_NAME, "h2").click()  # close the list
+
+
+def _type(browser, field, value):
+    box = browser.find_element(By.CSS_SELECTOR, f'input[id*=\'"field":"{field}"\']')
+    box.clear()
+    box.send_keys(value)
+
+
+def test_create_a_change_through_the_form_and_see_it_on_the_board(demo_site, browser):
+    base, demo, _token = demo_site
+    browser.get(base + "/changes")
+    WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: d.find_elements(By.ID, "change-submit")
+    )
+    browser.find_element(By.ID, "change-submit").click()
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "fix" in d.find_element(By.ID, "change-msg").text
+    )
+    errors = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".field-error") if e.text]
+    assert "required" in errors
+    when = datetime.fromtimestamp(demo["breach"][0] - 1800, UTC).strftime("%Y-%m-%dT%H:%MZ")
+    _choose(browser, "kind", "config")
+    _choose(browser, "owner", "infra")
+    _type(browser, "target", f"model:{demo['model']}")
+    _type(browser, "summary", "browser-test: max_batch_size 32 -> 24")
+    _type(browser, "labels", f"model={demo['model']}")
+    _type(browser, "ts", when)
+    browser.find_element(By.ID, "change-submit").click()
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "Registered" in d.find_element(By.ID, "change-msg").text
+    )
+    message = browser.find_element(By.ID, "change-msg").text
+    change_id = message.split()[1]
+    assert "unplanned" in message  # registered after the fact
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: change_id in d.find_element(By.ID, "changes-table").text
+    )
+    _open_board(browser, base, demo)
+    assert f"change:{change_id}" in browser.execute_script(SHAPE_NAMES)
+
+
+def test_open_an_incident_and_add_a_note(demo_site, browser, artifacts):
+    base, demo, _token = demo_site
+    if demo.get("incident") is None:
+        pytest.skip("the service opened no incident for the demo breach")
+    browser.get(f"{base}/incidents")
+    link = WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: d.find_element(By.LINK_TEXT, f"#{demo['incident']}")
+    )
+    link.click()
+    WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: d.find_elements(By.ID, "incident-suspects")
+    )
+    _wait(browser, "return !!document.querySelector('#incident-graph .main-svg')")
+    time.sleep(0.5)
+    _full_page_screenshot(browser, artifacts / "incident.png")
+    assert "demo-chg-3" in browser.find_element(By.ID, "incident-suspects").text
+    browser.find_element(By.ID, "incident-note-text").send_keys(
+        "GPU util flat at 30%: not capacity"
+    )
+    browser.find_element(By.ID, "incident-note-add").click()
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "not capacity" in d.find_element(By.ID, "incident-notes").text
+    )
+    assert "Note added by" in browser.find_element(By.ID, "incident-note-msg").text
