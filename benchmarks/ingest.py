@@ -8,6 +8,15 @@ their ratio and the server's RSS over the run.
 
     python benchmarks/ingest.py --samples 5000000
     python benchmarks/ingest.py --engines sqlite --samples 1000000
+
+``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
+``causeline serve`` processes (clients split across them) against raw COPY into an
+unindexed table in the same run, then the latency of ``read_range`` for 1,000 series
+over 24 h with ``--days`` (30) of data stored, generated with COPY straight into the
+partitioned ``samples`` table (``--step`` seconds apart; 15 is the full size).
+
+    python benchmarks/ingest.py --scale --samples 2000000 --step 300
+    python benchmarks/ingest.py --scale --samples 5000000 --step 15 --explain
 """
 
 from __future__ import annotations
@@ -120,26 +129,33 @@ def cli(*args: str, env: dict) -> str:
     return out.stdout.strip()
 
 
-def end_to_end(bodies: list[bytes], url: str, clients: int) -> dict:
-    """Serve on a fresh database, send every body, return the rate and RSS trace."""
+def end_to_end(bodies: list[bytes], url: str, clients: int, servers: int = 1) -> dict:
+    """Serve on a fresh database, send every body, return the rate and RSS trace.
+
+    With several servers, client i talks to server i % servers (a load balancer's split).
+    """
     env = os.environ | {"CAUSELINE_DATABASE_URL": url}
     cli("db", "upgrade", env=env)
     token = cli("token", "create", "bench", env=env)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "causeline.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
+    ports = [free_port() for _ in range(servers)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "causeline.cli", "serve", "--port", str(port), "--no-alerts"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+        for port in ports
+    ]
+    bases = [f"http://127.0.0.1:{port}" for port in ports]
     try:
-        for _ in range(200):
-            try:
-                if httpx.get(f"{base}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
-        proc = psutil.Process(server.pid)
+        for base in bases:
+            for _ in range(400):
+                try:
+                    if httpx.get(f"{base}/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+        proc = psutil.Process(procs[0].pid)
         rss: list[float] = []
         done = threading.Event()
 
@@ -152,7 +168,8 @@ def end_to_end(bodies: list[bytes], url: str, clients: int) -> dict:
         watcher.start()
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
-        def send(chunk: list[bytes]) -> int:
+        def send(job: tuple[str, list[bytes]]) -> int:
+            base, chunk = job
             with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
                 total = 0
                 for body in chunk:
@@ -163,13 +180,15 @@ def end_to_end(bodies: list[bytes], url: str, clients: int) -> dict:
 
         start = time.perf_counter()
         with ThreadPoolExecutor(clients) as pool:
-            inserted = sum(pool.map(send, [bodies[i::clients] for i in range(clients)]))
+            jobs = [(bases[i % servers], bodies[i::clients]) for i in range(clients)]
+            inserted = sum(pool.map(send, jobs))
         elapsed = time.perf_counter() - start
         done.set()
         watcher.join()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for server in procs:
+            server.terminate()
+            server.wait(timeout=30)
     quarter = max(1, len(rss) // 4)
     return {
         "rate": inserted / elapsed,
@@ -195,6 +214,122 @@ def drop_pg(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def fill_days(url: str, n_series: int, days: int, step: float, end: float) -> int:
+    """COPY ``days`` of samples of ``n_series`` series straight into samples; return rows."""
+    import numpy as np
+    from sqlalchemy import create_engine
+
+    from correlator.store.engine import write_transaction
+    from correlator.store.partitions import ensure_partitions
+
+    engine = create_engine(url)
+    with write_transaction(engine) as conn:
+        ensure_partitions(conn=conn, start=end - days * 86_400, end=end)
+    engine.dispose()
+    total = 0
+    ids = np.arange(1, n_series + 1)
+    with psycopg.connect(url.replace("+psycopg", "")) as conn:
+        for d in range(days, 0, -1):
+            start = end - d * 86_400
+            ts = np.rint(np.arange(start, start + 86_400, step) * 1000).astype(np.int64)
+            hours = ts // 3_600_000
+            lines = []
+            for sid in ids.tolist():
+                vals = (sid + np.sin(ts / 6e5)).tolist()
+                lines.extend(
+                    f"{h}\t{sid}\t{t}\t{v!r}\n"
+                    for h, t, v in zip(hours.tolist(), ts.tolist(), vals, strict=True)
+                )
+            with conn.cursor() as cur, cur.copy("COPY samples FROM STDIN") as copy:
+                copy.write("".join(lines))
+            conn.commit()
+            total += len(lines)
+    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE samples")
+    return total
+
+
+def range_latency(url: str, n_series: int, end: float, repeats: int, explain: bool) -> dict:
+    """Time read_range of every series over the last 24 h; optionally print the plan."""
+    from sqlalchemy import create_engine
+
+    from correlator.store.samples import read_range
+
+    engine = create_engine(url)
+    times, points = [], 0
+    with engine.connect() as conn:
+        for _ in range(repeats):
+            t = time.perf_counter()
+            got = read_range(
+                conn=conn, series_ids=range(1, n_series + 1), start=end - 86_400, end=end
+            )
+            times.append(time.perf_counter() - t)
+            points = sum(len(s.ts) for s in got.values())
+        if explain:
+            lo, hi = round((end - 86_400) * 1000), round(end * 1000)
+            hours = list(range(lo // 3_600_000, hi // 3_600_000 + 1))
+            raw = conn.connection.driver_connection
+            with raw.cursor() as cur:
+                for label, sql, params in (
+                    (
+                        "range query (read_range, 1,000 series x 24 h)",
+                        "SELECT series_id, ts, value FROM samples WHERE hour = ANY(%s) "
+                        "AND series_id = ANY(%s) AND ts >= %s AND ts <= %s",
+                        (hours, list(range(1, n_series + 1)), lo, hi),
+                    ),
+                    (
+                        "time_bounds (first hour)",
+                        "SELECT MIN(ts) FROM samples WHERE hour = (SELECT MIN(hour) FROM samples)",
+                        None,
+                    ),
+                ):
+                    cur.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+                    print(f"\n-- {label}")
+                    print("\n".join(r[0] for r in cur.fetchall()))
+    engine.dispose()
+    times.sort()
+    return {
+        "first": times[0] if repeats == 1 else times[-1],
+        "median": times[len(times) // 2],
+        "points": points,
+    }
+
+
+def scale(args, bodies: list[bytes], rows) -> None:
+    """PostgreSQL at scale: two services against raw COPY, then range-query latency."""
+    name, url = pg_database()
+    raw_name, raw_url = pg_database()
+    sa_url = url.replace("postgresql://", "postgresql+psycopg://")
+    try:
+        e2e = end_to_end(bodies, sa_url, args.clients, servers=2)
+        raw = raw_postgres(rows, raw_url)
+        print(
+            f"postgresql x2 services end-to-end {e2e['rate']:>10,.0f} samples/s "
+            f"({e2e['inserted']:,} in {e2e['seconds']:.1f} s, {args.clients} clients) | "
+            f"raw COPY {raw:>10,.0f} rows/s | ratio {e2e['rate'] / raw:.2f}"
+        )
+    finally:
+        drop_pg(name)
+        drop_pg(raw_name)
+    name, url = pg_database()
+    sa_url = url.replace("postgresql://", "postgresql+psycopg://")
+    try:
+        cli("db", "upgrade", env=os.environ | {"CAUSELINE_DATABASE_URL": sa_url})
+        end = float(int(time.time()) // 60 * 60)
+        t = time.perf_counter()
+        stored = fill_days(sa_url, args.range_series, args.days, args.step, end)
+        fill = time.perf_counter() - t
+        lat = range_latency(sa_url, args.range_series, end, args.repeats, args.explain)
+        print(
+            f"range query: {args.range_series:,} series x 24 h with {args.days} days stored "
+            f"({stored:,} rows every {args.step:g} s, COPY in {fill:.0f} s): "
+            f"{lat['points']:,} points, first {lat['first'] * 1000:.0f} ms, "
+            f"median {lat['median'] * 1000:.0f} ms over {args.repeats} runs"
+        )
+    finally:
+        drop_pg(name)
+
+
 def main() -> None:
     """Run the benchmark and print the figures."""
     ap = argparse.ArgumentParser(
@@ -206,6 +341,12 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=20, help="points per series per batch")
     ap.add_argument("--clients", type=int, default=2, help="concurrent client connections")
     ap.add_argument("--engines", default="sqlite,postgresql")
+    ap.add_argument("--scale", action="store_true", help="PostgreSQL at scale (see above)")
+    ap.add_argument("--days", type=int, default=30, help="--scale: days stored")
+    ap.add_argument("--step", type=float, default=300.0, help="--scale: seconds between samples")
+    ap.add_argument("--range-series", type=int, default=1000, help="--scale: series read")
+    ap.add_argument("--repeats", type=int, default=5, help="--scale: range queries timed")
+    ap.add_argument("--explain", action="store_true", help="--scale: print EXPLAIN ANALYZE")
     args = ap.parse_args()
     bodies = make_bodies(args.samples, args.batch, args.series, args.points)
     rows = rows_of(bodies)
@@ -213,6 +354,9 @@ def main() -> None:
         f"{len(bodies)} batches, {len(rows):,} samples over {args.series:,} series, "
         f"{args.clients} clients"
     )
+    if args.scale:
+        scale(args, bodies, rows)
+        return
     for engine in args.engines.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             if engine == "sqlite":

@@ -23,7 +23,9 @@ def register(sub) -> None:
         sub,
         "export",
         "write the stored data of a time window as a bundle",
-        "causeline export ./incident-42 --from 2024-11-25T08:00Z --to 2024-11-25T10:00Z",
+        "causeline export ./incident-42 --from 2024-11-25T08:00Z --to 2024-11-25T10:00Z\n"
+        "  causeline export ./incident-42 --from 1733120000 --to 1733132000 "
+        "--prometheus http://prometheus:9090 --sla-file sla.json",
     )
     exp.add_argument("out", help="folder to write (created if missing)")
     exp.add_argument(
@@ -43,6 +45,9 @@ def register(sub) -> None:
     exp.add_argument(
         "--sla", default=None, help="SLA to write as sla.json (needed when several are stored)"
     )
+    from causeline.commands.analyze import add_prometheus_options
+
+    add_prometheus_options(exp)
     add_database_option(exp)
     exp.set_defaults(func=export_cmd)
 
@@ -106,6 +111,10 @@ def export_cmd(args) -> int:
     from correlator.bundle import write_bundle
     from correlator.store.bundles import ExportError, export_bundle
 
+    if args.prometheus:
+        return _export_prometheus(args)
+    if args.sla_file:
+        raise CliError("--sla-file goes with --prometheus URL")
     engine = _engine(args.database_url)
     try:
         bundle = export_bundle(engine=engine, start=args.start, end=args.end, sla_name=args.sla)
@@ -117,5 +126,31 @@ def export_cmd(args) -> int:
     print(
         f"wrote {args.out}: {len(bundle.series)} series, {bundle.extra['samples']:,} samples, "
         f"{len(bundle.changes)} changes, SLA {bundle.sla['name']!r}"
+    )
+    return 0
+
+
+def _export_prometheus(args) -> int:
+    """Write a bundle whose mapped metrics are read from Prometheus (the rest from the store)."""
+    from causeline.commands.analyze import prometheus_inputs, store_engine
+    from correlator.bundle import write_bundle
+    from correlator.promsource import PromSourceError
+    from correlator.promsource.window import prometheus_bundle
+
+    engine = store_engine(args.database_url)
+    try:
+        source, sla, topology = prometheus_inputs(args, engine)
+        bundle = prometheus_bundle(
+            source, sla, start=args.start, end=args.end, engine=engine, topology=topology
+        )
+    except (PromSourceError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        if engine is not None:
+            engine.dispose()
+    write_bundle(args.out, bundle)
+    print(
+        f"wrote {args.out}: {len(bundle.series)} series, {bundle.extra['samples']:,} samples "
+        f"(from {args.prometheus}), {len(bundle.changes)} changes, SLA {bundle.sla['name']!r}"
     )
     return 0

@@ -21,6 +21,19 @@ def register(sub) -> None:
     cur = subparser(actions, "current", "print the schema revision", "causeline db current")
     add_database_option(cur)
     cur.set_defaults(func=current)
+    ret = subparser(
+        actions,
+        "retain",
+        "roll up and drop samples past retention (raw N days, 1-minute rollups longer)",
+        "causeline db retain --dry-run --raw-days 7 --rollup-days 90",
+    )
+    add_database_option(ret)
+    ret.add_argument("--raw-days", type=int, default=None, help="raw days kept (default 7)")
+    ret.add_argument(
+        "--rollup-days", type=int, default=None, help="1-minute rollup days kept (default 90)"
+    )
+    ret.add_argument("--dry-run", action="store_true", help="print what would go; change nothing")
+    ret.set_defaults(func=retain)
 
 
 def _engine(url):
@@ -56,6 +69,30 @@ def current(args) -> int:
         print(current_revision(engine) or "no schema (run `causeline db upgrade`)")
     finally:
         engine.dispose()
+    return 0
+
+
+def retain(args) -> int:
+    """Run one retention pass (or a dry run) and print its report as JSON."""
+    import json
+
+    from correlator.settings import ServiceSettings
+    from correlator.store.retention import run_retention
+
+    defaults = ServiceSettings()
+    engine = _engine(args.database_url)
+    try:
+        report = run_retention(
+            engine=engine,
+            raw_days=args.raw_days if args.raw_days is not None else defaults.raw_retention_days,
+            rollup_days=(
+                args.rollup_days if args.rollup_days is not None else defaults.rollup_retention_days
+            ),
+            dry_run=args.dry_run,
+        )
+    finally:
+        engine.dispose()
+    print(json.dumps(report.as_dict(), indent=2))
     return 0
 
 

@@ -50,23 +50,23 @@ def import_bundle(
     inserted = done = 0
     with write_transaction(engine) as conn:
         ids = ensure_series(conn=conn, items=items)
-        rows: list = []
-        for s in bundle.series:
-            rows.extend(
-                sample_rows(
-                    [ids[series_key(s.name, s.labels)]], [s.ts.tolist()], [s.values.tolist()]
-                )
+        group: list[Series] = []
+        for i, s in enumerate(bundle.series):
+            group.append(s)
+            if sum(len(g.ts) for g in group) < 50_000 and i + 1 < len(bundle.series):
+                continue
+            rows = sample_rows(
+                [ids[series_key(g.name, g.labels)] for g in group],
+                [g.ts for g in group],
+                [g.values for g in group],
             )
-            if len(rows) >= 50_000:
-                done += len(rows)
-                inserted += insert_rows(conn=conn, rows=rows)
-                rows = []
-                if progress:
-                    progress(done, total)
-        done += len(rows)
-        inserted += insert_rows(conn=conn, rows=rows)
-        if progress:
-            progress(done, total)
+            inserted += insert_rows(conn=conn, rows=rows)
+            done += len(rows)
+            group = []
+            if progress:
+                progress(done, total)
+        if progress and not bundle.series:
+            progress(0, 0)
         upsert_changes(conn=conn, changes=bundle.changes)
         upsert_topology(conn=conn, topology=bundle.topology)
         upsert_sla(conn=conn, sla=bundle.sla)

@@ -1,28 +1,37 @@
-"""Bulk, idempotent sample writes and range reads, on each engine's fast path."""
+"""Bulk, idempotent sample writes and range reads, on each engine's fast path.
+
+Samples are keyed (hour, series_id, ts): ``hour`` is the unix hour of ``ts`` (unix
+milliseconds). Fresh data of every series lands in the newest hour, so writes stay in
+a small, cached part of the index; a range read seeks each hour of the window.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain
 
 import numpy as np
 import psycopg
 from sqlalchemy import Connection
 
+from correlator.store.partitions import prepare_for_rows
 from correlator.store.series import CHUNK
 
+HOUR_MS = 3_600_000
+Row = tuple[int, int, int, float | None]  # (hour, series_id, ts ms, value)
+
 _SQLITE_INSERT = (
-    "INSERT INTO samples (series_id, ts, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+    "INSERT INTO samples (hour, series_id, ts, value) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
 )
 _PG_STAGING = (
     "CREATE TEMP TABLE IF NOT EXISTS samples_staging "
-    "(series_id int4, ts int8, value float8) ON COMMIT DELETE ROWS"
+    "(hour int4, series_id int4, ts int8, value float8) ON COMMIT DELETE ROWS"
 )
 _PG_MERGE = (
-    "INSERT INTO samples (series_id, ts, value) "
-    "SELECT series_id, ts, value FROM samples_staging ORDER BY series_id, ts "
+    "INSERT INTO samples (hour, series_id, ts, value) "
+    "SELECT hour, series_id, ts, value FROM samples_staging ORDER BY hour, series_id, ts "
     "ON CONFLICT DO NOTHING"
 )
 
@@ -36,40 +45,34 @@ class SeriesData:
     values: np.ndarray
 
 
-def to_millis(seconds: float) -> int:
-    """Return unix milliseconds for unix seconds (stored timestamps are milliseconds)."""
-    return round(seconds * 1000)
-
-
 def sample_rows(
     series_ids: Sequence[int],
     timestamps: Sequence[Sequence[float]],
     values: Sequence[Sequence[float]],
-) -> list[tuple[int, int, float | None]]:
-    """Return storable rows of several series (ids, per-series arrays); NaN becomes NULL."""
-    ids = list(
-        chain.from_iterable(
-            repeat(sid, len(ts)) for sid, ts in zip(series_ids, timestamps, strict=True)
-        )
-    )
-    flat_ts = np.fromiter(chain.from_iterable(timestamps), np.float64, len(ids))
-    millis = np.rint(flat_ts * 1000).astype(np.int64).tolist()
-    flat_values = list(chain.from_iterable(values))
-    if not math.isnan(sum(flat_values)):
-        return list(zip(ids, millis, flat_values, strict=True))
-    return [
-        (sid, t, None if math.isnan(v) else v)
-        for sid, t, v in zip(ids, millis, flat_values, strict=True)
-    ]
+) -> list[Row]:
+    """Return storable rows of several series, sorted by key; NaN becomes NULL."""
+    lengths = [len(ts) for ts in timestamps]
+    total = sum(lengths)
+    sid = np.repeat(np.asarray(series_ids, dtype=np.int64), lengths)
+    millis = np.rint(np.fromiter(chain.from_iterable(timestamps), np.float64, total) * 1000)
+    millis = millis.astype(np.int64)
+    hours = millis // HOUR_MS
+    order = np.lexsort((millis, sid, hours))
+    flat = np.fromiter(chain.from_iterable(values), np.float64, total)[order]
+    cols = (hours[order].tolist(), sid[order].tolist(), millis[order].tolist())
+    if not np.isnan(flat).any():
+        return list(zip(*cols, flat.tolist(), strict=True))
+    return list(zip(*cols, [None if math.isnan(v) else v for v in flat.tolist()], strict=True))
 
 
-def insert_rows(*, conn: Connection, rows: list[tuple[int, int, float | None]]) -> int:
-    """Insert sample rows sorted by key, skipping stored ones; return how many were new."""
+def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
+    """Insert rows (as from ``sample_rows``), skipping stored ones; return how many were new."""
     if not rows:
         return 0
-    rows.sort()
     raw = conn.connection.driver_connection
     if conn.dialect.name == "postgresql":
+        # Rows come sorted by hour (sample_rows): the first and last give the day range.
+        prepare_for_rows(conn=conn, first_hour=rows[0][0], last_hour=rows[-1][0])
         return _copy_postgres(raw, rows)
     cur = raw.cursor()
     try:
@@ -87,31 +90,30 @@ def _pg_float(value: float | None) -> str:
     return repr(value)
 
 
-def _copy_text(rows: list[tuple[int, int, float | None]]) -> str:
-    values = [v for _, _, v in rows]
+def _copy_text(rows: list[Row]) -> str:
     try:
-        plain = math.isfinite(sum(values))
+        plain = math.isfinite(sum(r[3] for r in rows))
     except TypeError:  # a None (NaN) among them
         plain = False
     if plain:
-        return "".join([f"{s}\t{t}\t{v!r}\n" for s, t, v in rows])
-    return "".join([f"{s}\t{t}\t{_pg_float(v)}\n" for s, t, v in rows])
+        return "".join([f"{h}\t{s}\t{t}\t{v!r}\n" for h, s, t, v in rows])
+    return "".join([f"{h}\t{s}\t{t}\t{_pg_float(v)}\n" for h, s, t, v in rows])
 
 
-def _copy_postgres(raw, rows: list[tuple[int, int, float | None]]) -> int:
+def _copy_postgres(raw, rows: list[Row]) -> int:
     """COPY straight into samples; on a duplicate, COPY into staging and merge instead."""
     text = _copy_text(rows)
     with raw.cursor() as cur:
         cur.execute("SAVEPOINT samples_copy")
         try:
-            with cur.copy("COPY samples (series_id, ts, value) FROM STDIN") as copy:
+            with cur.copy("COPY samples (hour, series_id, ts, value) FROM STDIN") as copy:
                 copy.write(text)
             cur.execute("RELEASE SAVEPOINT samples_copy")
             return len(rows)
         except psycopg.errors.UniqueViolation:
             cur.execute("ROLLBACK TO SAVEPOINT samples_copy")
         cur.execute(_PG_STAGING)
-        with cur.copy("COPY samples_staging (series_id, ts, value) FROM STDIN") as copy:
+        with cur.copy("COPY samples_staging (hour, series_id, ts, value) FROM STDIN") as copy:
             copy.write(text)
         cur.execute(_PG_MERGE)
         inserted = cur.rowcount
@@ -119,40 +121,74 @@ def _copy_postgres(raw, rows: list[tuple[int, int, float | None]]) -> int:
         return inserted
 
 
+MAX_LISTED_HOURS = 200
+
+
+def _fetch(raw, postgres: bool, ids: list[int], hours: range, lo: int, hi: int) -> list:
+    # A short window seeks each hour; a long one scans the hour range once.
+    listed = len(hours) <= MAX_LISTED_HOURS
+    mark = "%s" if postgres else "?"
+    if postgres:
+        hour_sql = "hour = ANY(%s)" if listed else "hour BETWEEN %s AND %s"
+        id_sql = "series_id = ANY(%s)"
+        params = [list(hours)] if listed else [hours[0], hours[-1]]
+        params.append(ids)
+    else:
+        hour_sql = f"hour IN ({','.join('?' * len(hours))})" if listed else "hour BETWEEN ? AND ?"
+        id_sql = f"series_id IN ({','.join('?' * len(ids))})"
+        params = list(hours) if listed else [hours[0], hours[-1]]
+        params.extend(ids)
+    sql = (
+        f"SELECT series_id, ts, value FROM samples WHERE {hour_sql} AND {id_sql} "
+        f"AND ts >= {mark} AND ts <= {mark}"
+    )
+    cur = raw.cursor()
+    try:
+        cur.execute(sql, (*params, lo, hi))
+        return cur.fetchall()
+    finally:
+        cur.close()
+
+
 def read_range(
     *, conn: Connection, series_ids: Iterable[int], start: float, end: float
 ) -> dict[int, SeriesData]:
     """Return samples of the series with start <= ts <= end (unix seconds), ordered by time."""
     ids = sorted(set(series_ids))
-    out: dict[int, SeriesData] = {}
-    lo, hi = math.floor(start * 1000), math.ceil(end * 1000)
+    bounds = time_bounds(conn=conn)
+    if not ids or bounds is None:
+        return {}
+    lo = max(math.floor(start * 1000), round(bounds[0] * 1000))
+    hi = min(math.ceil(end * 1000), round(bounds[1] * 1000))
+    if hi < lo:
+        return {}
+    hours = range(lo // HOUR_MS, hi // HOUR_MS + 1)
     raw = conn.connection.driver_connection
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    postgres = conn.dialect.name == "postgresql"
+    rows: list = []
     for i in range(0, len(ids), CHUNK):
-        chunk = ids[i : i + CHUNK]
-        sql = (
-            f"SELECT series_id, ts, value FROM samples WHERE series_id IN "
-            f"({','.join([mark] * len(chunk))}) AND ts >= {mark} AND ts <= {mark} "
-            "ORDER BY series_id, ts"
-        )
-        cur = raw.cursor()
-        try:
-            cur.execute(sql, (*chunk, lo, hi))
-            rows = cur.fetchall()
-        finally:
-            cur.close()
-        if not rows:
-            continue
-        arr = np.array(rows, dtype=np.float64)  # None becomes NaN
-        sid = arr[:, 0].astype(np.int64)
-        cuts = np.flatnonzero(np.diff(sid)) + 1
-        for part in np.split(np.arange(len(sid)), cuts):
-            first = int(sid[part[0]])
-            out[first] = SeriesData(first, arr[part, 1] / 1000.0, arr[part, 2])
+        rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], hours, lo, hi))
+    if not rows:
+        return {}
+    arr = np.array(rows, dtype=np.float64)  # None becomes NaN
+    arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
+    sid = arr[:, 0].astype(np.int64)
+    cuts = np.flatnonzero(np.diff(sid)) + 1
+    out: dict[int, SeriesData] = {}
+    for part in np.split(np.arange(len(sid)), cuts):
+        first = int(sid[part[0]])
+        out[first] = SeriesData(first, arr[part, 1] / 1000.0, arr[part, 2])
     return out
 
 
 def time_bounds(*, conn: Connection) -> tuple[float, float] | None:
     """Return the first and last stored sample time in unix seconds, or None when empty."""
-    lo, hi = conn.exec_driver_sql("SELECT MIN(ts), MAX(ts) FROM samples").one()
-    return None if lo is None else (lo / 1000.0, hi / 1000.0)
+    lo = conn.exec_driver_sql(
+        "SELECT MIN(ts) FROM samples WHERE hour = (SELECT MIN(hour) FROM samples)"
+    ).scalar()
+    if lo is None:
+        return None
+    hi = conn.exec_driver_sql(
+        "SELECT MAX(ts) FROM samples WHERE hour = (SELECT MAX(hour) FROM samples)"
+    ).scalar()
+    return lo / 1000.0, hi / 1000.0

@@ -75,10 +75,11 @@ def upgrade() -> None:
 
     op.create_table(
         "samples",
+        sa.Column("hour", sa.Integer(), nullable=False),
         sa.Column("series_id", sa.Integer(), nullable=False),
         sa.Column("ts", sa.BigInteger(), nullable=False),
         sa.Column("value", sa.Double(), nullable=True),
-        sa.PrimaryKeyConstraint("series_id", "ts"),
+        sa.PrimaryKeyConstraint("hour", "series_id", "ts"),
         sqlite_with_rowid=False,
     )
     op.create_table(

@@ -50,6 +50,20 @@ def test_ingest_round_trip(service):
     assert sorted(s["labels"]["host"] for s in listed) == ["h0", "h2"]
 
 
+def test_query_range_step_keeps_each_steps_extremes(service):
+    client, _, _ = service
+    batch = make_batch(n_series=1, n_points=40, step=15.0)
+    batch["series"][0]["values"][17] = 999.0
+    assert client.post("/api/v1/ingest", json=batch).status_code == 200
+    params = {"match": "gpu_utilization_percent", "start": 0, "end": 2e9, "step": 150}
+    values = client.get("/api/v1/query_range", params=params).json()["data"]["result"][0]["values"]
+    buckets = {int((1_700_000_000 + 15 * k) // 150) for k in range(40)}
+    assert len(values) == 2 * len(buckets)  # a min and a max of each 150 s step
+    assert ["1700000255", "999"] in [[f"{t:.0f}", v] for t, v in values]
+    bad = client.get("/api/v1/query_range", params=params | {"step": 0})
+    assert bad.status_code == 422
+
+
 def test_gzip_body_and_events(service):
     client, _, engine = service
     batch = make_batch(n_series=1, n_points=2)

@@ -1,0 +1,166 @@
+"""Daily RANGE(hour) partitions of ``samples`` on PostgreSQL: create ahead, on demand, drop.
+
+Partition ``samples_pYYYYMMDD`` holds hours [24 * day, 24 * day + 24) of that UTC day;
+``samples_default`` catches rows of days without a partition. Creating a day's partition
+moves that day's rows out of the default partition first, so it never fails on them.
+On SQLite, and on a PostgreSQL ``samples`` that is not partitioned, every call is a no-op.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection
+
+DAY_HOURS = 24
+DAY_S = 86_400
+DEFAULT = "samples_default"
+# pg_advisory_xact_lock key: one process at a time creates or drops partitions.
+LOCK_KEY = 0x63617573
+_NAME = re.compile(r"^samples_p(\d{8})$")
+_known: dict[str, set[int]] = {}
+_partitioned: dict[str, bool] = {}
+_guard = threading.Lock()
+
+
+def partition_name(day: int) -> str:
+    """Return the partition table name of a unix day (``hour // 24``)."""
+    return f"samples_p{datetime.fromtimestamp(day * DAY_S, UTC):%Y%m%d}"
+
+
+def day_of(name: str) -> int | None:
+    """Return the unix day a partition name stands for, or None for other tables."""
+    match = _NAME.match(name)
+    if match is None:
+        return None
+    stamp = datetime.strptime(match.group(1), "%Y%m%d").replace(tzinfo=UTC)
+    return int(stamp.timestamp()) // DAY_S
+
+
+def is_partitioned(*, conn: Connection) -> bool:
+    """Return whether ``samples`` is a partitioned PostgreSQL table."""
+    if conn.dialect.name != "postgresql":
+        return False
+    kind = conn.exec_driver_sql(
+        "SELECT relkind FROM pg_class WHERE oid = to_regclass('samples')"
+    ).scalar()
+    return kind == "p"
+
+
+def list_partitions(*, conn: Connection) -> list[int]:
+    """Return the unix days that have a partition, in order."""
+    if not is_partitioned(conn=conn):
+        return []
+    names = conn.exec_driver_sql(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = 'samples'::regclass"
+    ).scalars()
+    return sorted(d for d in (day_of(n) for n in names) if d is not None)
+
+
+def _create_one(conn: Connection, day: int) -> None:
+    name, lo, hi = partition_name(day), day * DAY_HOURS, (day + 1) * DAY_HOURS
+    stranded = conn.exec_driver_sql(
+        f"SELECT 1 FROM {DEFAULT} WHERE hour >= {lo} AND hour < {hi} LIMIT 1"
+    ).first()
+    if stranded is None:
+        conn.exec_driver_sql(
+            f"CREATE TABLE {name} PARTITION OF samples FOR VALUES FROM ({lo}) TO ({hi})"
+        )
+        return
+    # Rows of this day sit in the default partition: move them into a new table, then attach.
+    conn.exec_driver_sql(f"CREATE TABLE {name} (LIKE samples INCLUDING DEFAULTS)")
+    conn.exec_driver_sql(
+        f"WITH moved AS (DELETE FROM {DEFAULT} WHERE hour >= {lo} AND hour < {hi} "
+        f"RETURNING hour, series_id, ts, value) INSERT INTO {name} SELECT * FROM moved"
+    )
+    conn.exec_driver_sql(
+        f"ALTER TABLE {name} ADD CONSTRAINT {name}_range CHECK (hour >= {lo} AND hour < {hi})"
+    )
+    conn.exec_driver_sql(
+        f"ALTER TABLE samples ATTACH PARTITION {name} FOR VALUES FROM ({lo}) TO ({hi})"
+    )
+    conn.exec_driver_sql(f"ALTER TABLE {name} DROP CONSTRAINT {name}_range")
+
+
+def create_partitions(*, conn: Connection, days: Iterable[int]) -> list[int]:
+    """Create the missing partitions of these unix days in this transaction; return the new ones."""
+    wanted = sorted(set(days))
+    if not wanted or not is_partitioned(conn=conn):
+        return []
+    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+    have = set(list_partitions(conn=conn))
+    created = [d for d in wanted if d not in have]
+    for day in created:
+        _create_one(conn, day)
+    return created
+
+
+def ensure_partitions(*, conn: Connection, start: float, end: float) -> list[int]:
+    """Create the partitions of every day in [start, end] (unix seconds); return the new ones."""
+    return create_partitions(conn=conn, days=range(int(start // DAY_S), int(end // DAY_S) + 1))
+
+
+def ensure_coming_days(*, conn: Connection, now: float, days_ahead: int = 3) -> list[int]:
+    """Create the partitions of today and the next ``days_ahead`` days; return the new ones."""
+    return ensure_partitions(conn=conn, start=now, end=now + days_ahead * DAY_S)
+
+
+def adopt_default(*, conn: Connection, from_hour: int) -> list[int]:
+    """Give the days stranded in the default partition (at or after from_hour) partitions."""
+    if not is_partitioned(conn=conn):
+        return []
+    days = conn.exec_driver_sql(
+        f"SELECT DISTINCT hour / {DAY_HOURS} FROM {DEFAULT} WHERE hour >= %(h)s", {"h": from_hour}
+    ).scalars()
+    return create_partitions(conn=conn, days=list(days))
+
+
+def drop_partition(*, conn: Connection, day: int) -> None:
+    """Drop one day's partition with its rows."""
+    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
+    conn.exec_driver_sql(f"DROP TABLE IF EXISTS {partition_name(day)}")
+    with _guard:
+        for days in _known.values():
+            days.discard(day)
+
+
+def prepare_for_rows(*, conn: Connection, first_hour: int, last_hour: int) -> None:
+    """Best effort before a COPY: give the days of an incoming hour range partitions.
+
+    A process remembers the days it saw with partitions, so the steady state costs no query.
+    Creation waits at most half a second for the table lock inside a savepoint; when it cannot
+    (another transaction holds the table), the rows go to the default partition, still stored
+    exactly once, and ``adopt_default`` (the retention job) moves them later.
+    """
+    key = conn.engine.url.render_as_string(hide_password=False)
+    days = set(range(first_hour // DAY_HOURS, last_hour // DAY_HOURS + 1))
+    with _guard:
+        known = _known.setdefault(key, set())
+        if days <= known:
+            return
+        partitioned = _partitioned.get(key)
+    if partitioned is None:
+        partitioned = is_partitioned(conn=conn)
+        _partitioned[key] = partitioned
+    if not partitioned:
+        return
+    raw = conn.connection.driver_connection
+    with raw.cursor() as cur:
+        cur.execute("SHOW lock_timeout")
+        previous = cur.fetchone()[0]
+        cur.execute("SAVEPOINT samples_partitions")
+        try:
+            cur.execute("SET LOCAL lock_timeout = '500ms'")
+            create_partitions(conn=conn, days=days)
+            cur.execute("RELEASE SAVEPOINT samples_partitions")
+        except Exception:  # noqa: BLE001 - a lock timeout or a race: the default partition serves
+            cur.execute("ROLLBACK TO SAVEPOINT samples_partitions")
+            return
+        finally:
+            cur.execute("SELECT set_config('lock_timeout', %s, true)", (previous,))
+    with _guard:
+        _known.setdefault(key, set()).update(days)

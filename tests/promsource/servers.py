@@ -1,0 +1,132 @@
+"""Start real node-exporter, Prometheus and VictoriaMetrics on loopback for the tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
+PROMETHEUS = "/usr/bin/prometheus"
+VICTORIA = "/usr/bin/victoria-metrics"
+
+
+def need(binary: str) -> str:
+    """Return the binary's path; skip without it, except in CI where it must be there."""
+    path = binary if os.access(binary, os.X_OK) else shutil.which(Path(binary).name)
+    if path:
+        return path
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{binary} is not installed (CI must run the Prometheus tests)")
+    pytest.skip(f"{binary} is not installed")
+
+
+def free_port() -> int:
+    """Return a free TCP port on loopback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape_config(target: str) -> str:
+    """Return a config scraping one node-exporter every second."""
+    return (
+        "global:\n  scrape_interval: 1s\n"
+        "scrape_configs:\n  - job_name: node\n"
+        f"    static_configs:\n      - targets: ['{target}']\n"
+    )
+
+
+@contextlib.contextmanager
+def running(args: list[str], log: Path, ready_url: str, timeout: float = 30.0):
+    """Run a server until the block ends; wait until ``ready_url`` answers 200."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{args[0]} exited {proc.returncode}: {log.read_text()[-2000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(ready_url, timeout=1.0).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{args[0]} not ready at {ready_url}: {log.read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def node_exporter(tmp: Path):
+    """Start node-exporter with the cpu, memory, disk and network collectors."""
+    port = free_port()
+    args = [
+        need(NODE_EXPORTER),
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--collector.disable-defaults",
+        "--collector.cpu",
+        "--collector.meminfo",
+        "--collector.diskstats",
+        "--collector.netdev",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    return running(args, tmp / "node-exporter.log", f"{url}/metrics"), f"127.0.0.1:{port}"
+
+
+def prometheus(tmp: Path, target: str):
+    """Start Prometheus scraping ``target`` every second, with its own temp storage."""
+    port = free_port()
+    cfg = tmp / "prometheus.yml"
+    cfg.write_text(scrape_config(target))
+    args = [
+        need(PROMETHEUS),
+        f"--config.file={cfg}",
+        f"--storage.tsdb.path={tmp / 'prom-data'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    return running(args, tmp / "prometheus.log", f"{url}/-/ready"), url
+
+
+def victoria_metrics(tmp: Path, target: str):
+    """Start VictoriaMetrics scraping ``target`` itself (-promscrape.config)."""
+    port = free_port()
+    cfg = tmp / "vm-scrape.yml"
+    cfg.write_text(scrape_config(target))
+    args = [
+        need(VICTORIA),
+        f"-httpListenAddr=127.0.0.1:{port}",
+        f"-storageDataPath={tmp / 'vm-data'}",
+        f"-promscrape.config={cfg}",
+        "-search.latencyOffset=1s",
+        "-search.disableCache",
+        "-loggerLevel=WARN",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    return running(args, tmp / "victoria-metrics.log", f"{url}/health"), url
+
+
+def wait_for_samples(source, name: str, seconds: float, timeout: float = 40.0) -> None:
+    """Wait until ``name`` has at least ``seconds`` worth of 1 s samples."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = time.time()
+        found = source.read(names=[name], start=now - 300, end=now)
+        if found and found[0].ts.size >= seconds:
+            return
+        time.sleep(1.0)
+    raise AssertionError(f"{name}: fewer than {seconds} samples after {timeout} s")
