@@ -21,10 +21,13 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 MAX_SERIES_PER_BATCH = 10_000
 MAX_SAMPLES_PER_BATCH = 1_000_000
 MAX_BODY_BYTES = 32 * 1024 * 1024
+MAX_TIMESTAMP = 1e11  # unix seconds (year 5138): anything later is a unit mistake
+MAX_NAME_LENGTH = 200
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _NUMBER = (int, float)
@@ -112,15 +115,25 @@ def format_series(name: str, labels: dict[str, str]) -> str:
     return f"{name}{{{inner}}}"
 
 
+@lru_cache(maxsize=4096)
+def _label_name_ok(name: str) -> bool:
+    return LABEL_NAME_RE.match(name) is not None
+
+
+@lru_cache(maxsize=4096)
+def _metric_name_ok(name: str) -> bool:
+    return METRIC_NAME_RE.match(name) is not None and len(name) <= MAX_NAME_LENGTH
+
+
 def _labels(obj: object, path: str) -> dict[str, str]:
     if obj is None:
         return {}
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object of string values")
     for k, v in obj.items():
-        if not LABEL_NAME_RE.match(k):
+        if not _label_name_ok(k):
             raise BatchError(f"{path}.{k}", "label name must match [a-zA-Z_][a-zA-Z0-9_]*")
-        if not isinstance(v, str):
+        if type(v) is not str:
             raise BatchError(f"{path}.{k}", f"label value must be a string, got {type(v).__name__}")
     return obj
 
@@ -131,21 +144,24 @@ def _all_finite_numbers(items: list) -> bool:
 
 
 def _timestamps(obj: object, path: str) -> list[float]:
+    in_range = type(obj) is list and _all_finite_numbers(obj)
+    if in_range and (not obj or (min(obj) >= 0 and max(obj) < MAX_TIMESTAMP)):
+        return obj
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of unix seconds")
-    if _all_finite_numbers(obj) and (not obj or min(obj) >= 0):
-        return obj
     for i, t in enumerate(obj):
-        if type(t) not in _NUMBER or not math.isfinite(t) or t < 0:
-            raise BatchError(f"{path}[{i}]", f"timestamp must be a finite number >= 0, got {t!r}")
+        if type(t) not in _NUMBER or not math.isfinite(t) or not 0 <= t < MAX_TIMESTAMP:
+            raise BatchError(
+                f"{path}[{i}]", f"timestamp must be unix seconds in [0, 1e11), got {t!r}"
+            )
     return obj
 
 
 def _values(obj: object, path: str, allow_non_finite: bool) -> list[float]:
+    if type(obj) is list and _all_finite_numbers(obj):
+        return obj
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of numbers")
-    if _all_finite_numbers(obj):
-        return obj
     for i, v in enumerate(obj):
         if type(v) not in _NUMBER:
             raise BatchError(f"{path}[{i}]", f"value must be a number, got {v!r}")
@@ -155,17 +171,19 @@ def _values(obj: object, path: str, allow_non_finite: bool) -> list[float]:
 
 
 def parse_series(obj: object, path: str, *, allow_non_finite: bool = False) -> SeriesBatch:
-    """Validate one series object of the wire form."""
+    """Validate one series object of the wire form (``path`` names it in errors)."""
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object with name, labels, timestamps, values")
     name = obj.get("name")
-    if not isinstance(name, str) or not name:
+    if type(name) is not str or not name:
         raise BatchError(f"{path}.name", "metric name must be a non-empty string")
-    if not METRIC_NAME_RE.match(name):
-        raise BatchError(f"{path}.name", f"invalid metric name {name!r}")
-    labels = _labels(obj.get("labels"), f"{path}.labels")
-    ts = _timestamps(obj.get("timestamps"), f"{path}.timestamps")
-    values = _values(obj.get("values"), f"{path}.values", allow_non_finite)
+    if not _metric_name_ok(name):
+        raise BatchError(
+            f"{path}.name", f"invalid metric name {name[:80]!r} (Prometheus syntax, <= 200 chars)"
+        )
+    labels = _labels(obj.get("labels"), path + ".labels")
+    ts = _timestamps(obj.get("timestamps"), path + ".timestamps")
+    values = _values(obj.get("values"), path + ".values", allow_non_finite)
     if len(ts) != len(values):
         raise BatchError(
             path, f"timestamps ({len(ts)}) and values ({len(values)}) differ in length"
@@ -177,12 +195,13 @@ def parse_event(obj: object, path: str) -> Event:
     """Validate one event object of the wire form."""
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object with id, ts, kind, summary")
-    for key in ("id", "kind", "summary"):
-        if not isinstance(obj.get(key), str) or not obj[key]:
-            raise BatchError(f"{path}.{key}", "must be a non-empty string")
+    for key, limit in (("id", MAX_NAME_LENGTH), ("kind", 64), ("summary", 10_000)):
+        value = obj.get(key)
+        if not isinstance(value, str) or not value or len(value) > limit:
+            raise BatchError(f"{path}.{key}", f"must be a non-empty string of <= {limit} chars")
     ts = obj.get("ts")
-    if type(ts) not in _NUMBER or not math.isfinite(ts) or ts < 0:
-        raise BatchError(f"{path}.ts", f"timestamp must be a finite number >= 0, got {ts!r}")
+    if type(ts) not in _NUMBER or not math.isfinite(ts) or not 0 <= ts < MAX_TIMESTAMP:
+        raise BatchError(f"{path}.ts", f"timestamp must be unix seconds in [0, 1e11), got {ts!r}")
     labels = _labels(obj.get("labels"), f"{path}.labels")
     return Event(
         id=obj["id"], ts=float(ts), kind=obj["kind"], summary=obj["summary"], labels=labels

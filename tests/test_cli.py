@@ -90,3 +90,27 @@ def test_import_progress_and_summary(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "(100%)" in err
     assert "series" in out and "new)" in out
+
+
+def test_analyze_from_the_store(tmp_path, capsys):
+    import json
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    folder = scenarios_dir() / "public" / "01-input-length-drift"
+    assert main(["import", str(folder), "--database-url", url]) == 0
+    capsys.readouterr()
+    sla = "video_recall_v4 p99 latency"
+    assert main(["analyze", "--sla", sla, "--database-url", url]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["sla"] == sla
+    assert result["suspects"][0]["metric"] == "model_input_length_bucket"
+    assert main(["analyze", "--sla", "nope", "--database-url", url]) == 2
+    assert "no SLA named 'nope'" in capsys.readouterr().err
+    assert main(["analyze"]) == 2
+    assert "BUNDLE_DIR" in capsys.readouterr().err
+
+
+def test_serve_refuses_several_workers_on_sqlite(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    assert main(["serve", "--workers", "2", "--database-url", url]) == 2
+    assert "needs PostgreSQL" in capsys.readouterr().err

@@ -24,8 +24,8 @@ def insert_events(*, conn: Connection, events: list[Event]) -> int:
         }
         for e in events
     ]
-    result = conn.execute(upsert_insert(conn, EventRow).on_conflict_do_nothing(), rows)
-    return max(result.rowcount, 0)
+    stmt = upsert_insert(conn, EventRow).on_conflict_do_nothing().returning(EventRow.id)
+    return len(conn.execute(stmt, rows).all())
 
 
 def list_events(*, conn: Connection, start: float, end: float) -> list[dict]:

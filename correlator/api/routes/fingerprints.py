@@ -20,10 +20,12 @@ router = APIRouter(tags=["fingerprints"])
 class FingerprintIn(BaseModel):
     """A fingerprint as the agent sends it."""
 
-    host: str = Field(min_length=1)
-    instance: str | None = None
-    model: str | None = None
-    ts: float | None = Field(default=None, description="unix seconds; default now")
+    host: str = Field(min_length=1, max_length=200)
+    instance: str | None = Field(default=None, max_length=200)
+    model: str | None = Field(default=None, max_length=200)
+    ts: float | None = Field(
+        default=None, ge=0, le=1e11, allow_inf_nan=False, description="unix seconds; default now"
+    )
     fingerprint: dict[str, Any]
 
 
