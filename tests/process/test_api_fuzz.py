@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-schemathesis = pytest.importorskip("schemathesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+import schemathesis
+from hypothesis import HealthCheck, given, settings
 
 EXAMPLES = 12
 # The routers of the shared process (this package's features).
