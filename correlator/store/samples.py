@@ -124,36 +124,67 @@ def _copy_postgres(raw, rows: list[Row]) -> int:
 MAX_LISTED_HOURS = 200
 
 
-def _fetch(raw, postgres: bool, ids: list[int], hours: range, lo: int, hi: int) -> list:
+def _where(postgres: bool, ids: list[int], hours: range, lo: int, hi: int) -> tuple[str, list]:
     # A short window seeks each hour; a long one scans the hour range once.
     listed = len(hours) <= MAX_LISTED_HOURS
-    mark = "%s" if postgres else "?"
     if postgres:
         hour_sql = "hour = ANY(%s)" if listed else "hour BETWEEN %s AND %s"
-        id_sql = "series_id = ANY(%s)"
-        params = [list(hours)] if listed else [hours[0], hours[-1]]
-        params.append(ids)
-    else:
-        hour_sql = f"hour IN ({','.join('?' * len(hours))})" if listed else "hour BETWEEN ? AND ?"
-        id_sql = f"series_id IN ({','.join('?' * len(ids))})"
-        params = list(hours) if listed else [hours[0], hours[-1]]
-        params.extend(ids)
-    sql = (
-        f"SELECT series_id, ts, value FROM samples WHERE {hour_sql} AND {id_sql} "
-        f"AND ts >= {mark} AND ts <= {mark}"
+        params: list = [list(hours)] if listed else [hours[0], hours[-1]]
+        sql = f"{hour_sql} AND series_id = ANY(%s) AND ts >= %s AND ts <= %s"
+        return sql, [*params, ids, lo, hi]
+    hour_sql = f"hour IN ({','.join('?' * len(hours))})" if listed else "hour BETWEEN ? AND ?"
+    params = list(hours) if listed else [hours[0], hours[-1]]
+    sql = f"{hour_sql} AND series_id IN ({','.join('?' * len(ids))}) AND ts >= ? AND ts <= ?"
+    return sql, [*params, *ids, lo, hi]
+
+
+def _minmax_sql(postgres: bool, where: str, step_ms: int) -> str:
+    """Return a query for each step bucket's lowest and highest sample (NaN left out)."""
+    bucket = f"ts / {int(step_ms)}"  # an int we computed, written inline so both parts match
+    if postgres:
+        part = (
+            f"(SELECT DISTINCT ON (series_id, {bucket}) series_id, ts, value FROM samples "
+            f"WHERE {where} AND value IS NOT NULL ORDER BY series_id, {bucket}, value {{}})"
+        )
+        return f"{part.format('ASC')} UNION ALL {part.format('DESC')}"
+    # SQLite returns the row holding the MIN()/MAX() for the bare columns.
+    part = (
+        "SELECT series_id, ts, {}(value) FROM samples "
+        f"WHERE {where} AND value IS NOT NULL GROUP BY series_id, {bucket}"
     )
+    return f"{part.format('MIN')} UNION ALL {part.format('MAX')}"
+
+
+def _fetch(
+    raw, postgres: bool, ids: list[int], hours: range, lo: int, hi: int, step_ms: int | None
+) -> list:
+    where, params = _where(postgres, ids, hours, lo, hi)
+    if step_ms:
+        sql = _minmax_sql(postgres, where, step_ms)
+        params = params * 2
+    else:
+        sql = f"SELECT series_id, ts, value FROM samples WHERE {where}"
     cur = raw.cursor()
     try:
-        cur.execute(sql, (*params, lo, hi))
+        cur.execute(sql, params)
         return cur.fetchall()
     finally:
         cur.close()
 
 
 def read_range(
-    *, conn: Connection, series_ids: Iterable[int], start: float, end: float
+    *,
+    conn: Connection,
+    series_ids: Iterable[int],
+    start: float,
+    end: float,
+    step: float | None = None,
 ) -> dict[int, SeriesData]:
-    """Return samples of the series with start <= ts <= end (unix seconds), ordered by time."""
+    """Return samples of the series with start <= ts <= end (unix seconds), ordered by time.
+
+    With ``step`` (seconds), keep only each step bucket's lowest and highest sample,
+    chosen by the database, so a long window stays small.
+    """
     ids = sorted(set(series_ids))
     bounds = time_bounds(conn=conn)
     if not ids or bounds is None:
@@ -163,15 +194,19 @@ def read_range(
     if hi < lo:
         return {}
     hours = range(lo // HOUR_MS, hi // HOUR_MS + 1)
+    step_ms = max(1, round(step * 1000)) if step else None
     raw = conn.connection.driver_connection
     postgres = conn.dialect.name == "postgresql"
     rows: list = []
     for i in range(0, len(ids), CHUNK):
-        rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], hours, lo, hi))
+        rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], hours, lo, hi, step_ms))
     if not rows:
         return {}
     arr = np.array(rows, dtype=np.float64)  # None becomes NaN
     arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
+    if step_ms:  # a bucket's min and max may be the same sample
+        keep = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(arr[:, 1]) != 0)]
+        arr = arr[keep]
     sid = arr[:, 0].astype(np.int64)
     cuts = np.flatnonzero(np.diff(sid)) + 1
     out: dict[int, SeriesData] = {}

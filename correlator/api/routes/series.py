@@ -12,7 +12,6 @@ from collector.schema import MAX_TIMESTAMP
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep, SettingsDep
 from correlator.bundle import Series, matrix_document
-from correlator.downsample import minmax
 from correlator.selector import SelectorError, parse_selector
 from correlator.store.events import list_events
 from correlator.store.samples import read_range
@@ -103,14 +102,14 @@ def _query(
         return orjson.dumps(matrix_document(outside))
     infos = _select(engine, matches, MAX_QUERY_SERIES)
     with engine.connect() as conn:
-        data = read_range(conn=conn, series_ids=[s.id for s in infos], start=start, end=end)
-    series = []
-    for s in infos:
-        if s.id in data:
-            ts, values = data[s.id].ts, data[s.id].values
-            if step:
-                ts, values = minmax(ts, values, step)
-            series.append(Series(name=s.name, labels=s.labels, ts=ts, values=values))
+        data = read_range(
+            conn=conn, series_ids=[s.id for s in infos], start=start, end=end, step=step
+        )
+    series = [
+        Series(name=s.name, labels=s.labels, ts=data[s.id].ts, values=data[s.id].values)
+        for s in infos
+        if s.id in data
+    ]
     return orjson.dumps(matrix_document(series + outside))
 
 
