@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.alerts.receiver import Receiver
 from tests.conftest import _create_pg_database, _drop_pg_database, require_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,12 +52,17 @@ def fleet(tmp_path_factory):
     name, url = _create_pg_database()
     tmp = tmp_path_factory.mktemp("fleet")
     procs: list[subprocess.Popen] = []
+    receiver = None
     try:
         _cli("db", "upgrade", "--database-url", url)
         token = _cli("token", "create", "fleet", "--database-url", url)
+        receiver = Receiver().start()
+        routes = {"channels": [{"name": "hook", "kind": "webhook", "url": receiver.url}]}
         env = os.environ | {
             "CAUSELINE_LEASE_SECONDS": str(LEASE_S),
             "CAUSELINE_EVALUATOR_INTERVAL_SECONDS": str(INTERVAL_S),
+            "CAUSELINE_ALERT_ROUTES_JSON": json.dumps(routes),
+            "CAUSELINE_ALERT_WORKER_INTERVAL_SECONDS": str(INTERVAL_S),
         }
         bases = []
         for i in range(2):
@@ -63,7 +70,7 @@ def fleet(tmp_path_factory):
             with open(tmp / f"serve{i}.log", "w") as log:
                 procs.append(
                     subprocess.Popen(
-                        [*CLI, "serve", "--port", str(port), "--database-url", url, "--no-alerts"],
+                        [*CLI, "serve", "--port", str(port), "--database-url", url],
                         cwd=ROOT,
                         env=env,
                         stdout=log,
@@ -85,10 +92,12 @@ def fleet(tmp_path_factory):
             httpx.Client(base_url=b, headers={"Authorization": f"Bearer {token}"}, timeout=60)
             for b in bases
         ]
-        yield {"url": url, "procs": procs, "clients": clients}
+        yield {"url": url, "procs": procs, "clients": clients, "receiver": receiver}
         for c in clients:
             c.close()
     finally:
+        if receiver is not None:
+            receiver.stop()
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -189,6 +198,13 @@ def test_one_incident_per_breach_then_lease_failover_on_sigkill(fleet):
     incidents = b.get("/api/v1/incidents").json()
     assert len(incidents) == 1 and incidents[0]["sla"] == SLA["name"]
     assert _sql(fleet["url"], "SELECT COUNT(*) FROM incidents")[0][0] == 1
+    # Both processes run an alert worker on the same outbox: one message for the breach.
+    posts = fleet["receiver"].posts
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not posts:
+        time.sleep(0.2)
+    time.sleep(4 * INTERVAL_S)
+    assert [p["json"]["event"] for p in posts] == ["opened"]
 
     pids = [p.pid for p in fleet["procs"]]
     holder = _wait_holder(fleet["url"], 10)
