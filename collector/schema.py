@@ -197,8 +197,10 @@ def parse_event(obj: object, path: str) -> Event:
         raise BatchError(path, "must be an object with id, ts, kind, summary")
     for key, limit in (("id", MAX_NAME_LENGTH), ("kind", 64), ("summary", 10_000)):
         value = obj.get(key)
-        if not isinstance(value, str) or not value or len(value) > limit:
-            raise BatchError(f"{path}.{key}", f"must be a non-empty string of <= {limit} chars")
+        if not isinstance(value, str) or not value or len(value) > limit or "\x00" in value:
+            raise BatchError(
+                f"{path}.{key}", f"must be a non-empty string of <= {limit} chars, without NUL"
+            )
     ts = obj.get("ts")
     if type(ts) not in _NUMBER or not math.isfinite(ts) or not 0 <= ts < MAX_TIMESTAMP:
         raise BatchError(f"{path}.ts", f"timestamp must be unix seconds in [0, 1e11), got {ts!r}")

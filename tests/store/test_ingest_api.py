@@ -125,6 +125,14 @@ BAD_INPUTS = [
         "non-empty",
     ),
     (
+        "event with a NUL character",
+        lambda b: b.__setitem__(
+            "events", [{"id": "e1", "ts": 1_700_000_000.0, "kind": "gpu_xid", "summary": "a\x00b"}]
+        ),
+        "events[0].summary",
+        "without NUL",
+    ),
+    (
         "arrays of different length",
         lambda b: b["series"][0]["values"].pop(),
         "series[0]",

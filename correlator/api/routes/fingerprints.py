@@ -6,18 +6,19 @@ import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
+from correlator.api.process_io import Body
 from correlator.store.engine import write_transaction
 from correlator.store.fingerprints import add_fingerprint, latest_fingerprint, list_fingerprints
 
 router = APIRouter(tags=["fingerprints"])
 
 
-class FingerprintIn(BaseModel):
+class FingerprintIn(Body):
     """A fingerprint as the agent sends it."""
 
     host: str = Field(min_length=1, max_length=200)
