@@ -4,16 +4,14 @@ the chat message arriving at a loopback receiver, over N breaches (median and ma
 Usage: .venv/bin/python benchmarks/alert_latency.py [--breaches 20] [--eval-interval 1]
        [--worker-interval 0.25] [--database-url URL]
 
-The service runs for real (uvicorn on loopback, the outbox worker in its lifespan); samples
-go in through POST /api/v1/ingest. When the SLA evaluator calls ``enqueue_incident_event``
-itself, the service's own evaluator is used; until then this script runs the evaluator
-every --eval-interval seconds and enqueues each opened incident right after (it says which).
+The service runs for real (uvicorn on loopback, its SLA evaluator every --eval-interval
+seconds and its outbox worker in the lifespan); samples go in through POST /api/v1/ingest.
+The figure therefore includes waiting for the next evaluator pass.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import random
 import statistics
@@ -28,13 +26,10 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from correlator.alerts.outbox import enqueue_incident_event  # noqa: E402
 from correlator.api.app import create_app  # noqa: E402
-from correlator.process import evaluator  # noqa: E402
 from correlator.settings import ServiceSettings  # noqa: E402
 from correlator.store.catalog import upsert_sla  # noqa: E402
 from correlator.store.engine import make_engine, write_transaction  # noqa: E402
-from correlator.store.incidents import get_incident  # noqa: E402
 from correlator.store.migrate import upgrade  # noqa: E402
 from correlator.store.tokens import create_token  # noqa: E402
 from tests.alerts.receiver import Receiver, free_port  # noqa: E402
@@ -49,19 +44,6 @@ def _series(model: str, ts: list[float], values: list[float]) -> dict:
         "timestamps": ts,
         "values": values,
     }
-
-
-def _bridge(engine, settings, interval: float, stop: threading.Event) -> None:
-    holder = evaluator.holder_name()
-    while not stop.is_set():
-        report = evaluator.evaluate_once(engine, holder=holder)
-        for incident_id in report["opened"]:
-            with write_transaction(engine) as conn:
-                incident = get_incident(conn=conn, incident_id=incident_id)
-                enqueue_incident_event(
-                    conn=conn, incident=incident, event="opened", settings=settings
-                )
-        stop.wait(interval)
 
 
 def main() -> int:
@@ -83,7 +65,6 @@ def main() -> int:
         return 200, {"ok": True}
 
     receiver = Receiver(check).start()
-    wired = "enqueue_incident_event" in inspect.getsource(evaluator)
     settings = ServiceSettings(
         database_url=url,
         alert_routes_json=json.dumps(
@@ -100,7 +81,7 @@ def main() -> int:
         ),
         alert_worker_enabled=True,
         alert_worker_interval_seconds=args.worker_interval,
-        evaluator_enabled=wired,
+        evaluator_enabled=True,
         evaluator_interval_seconds=args.eval_interval,
     )
     with write_transaction(engine) as conn:
@@ -117,11 +98,6 @@ def main() -> int:
     client = httpx.Client(
         base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"}
     )
-    stop = threading.Event()
-    if not wired:
-        threading.Thread(
-            target=_bridge, args=(engine, settings, args.eval_interval, stop), daemon=True
-        ).start()
     latencies = []
     try:
         for i in range(args.breaches):
@@ -157,12 +133,10 @@ def main() -> int:
                 continue
             latencies.append(arrivals[name] - t_ingest)
     finally:
-        stop.set()
         server.should_exit = True
         receiver.stop()
-    mode = "service evaluator" if wired else "evaluator driven by this script (not wired yet)"
     print(
-        f"mode: {mode}; evaluator every {args.eval_interval} s, "
+        f"service evaluator every {args.eval_interval} s, "
         f"outbox worker every {args.worker_interval} s; database {engine.dialect.name}"
     )
     print(f"breaches: {len(latencies)}/{args.breaches}")

@@ -24,7 +24,7 @@ class ServiceSettings(BaseSettings):
     token_cache_seconds: float = 30.0
     # The background SLA evaluator (off in the library; ``causeline serve`` turns it on).
     evaluator_enabled: bool = False
-    evaluator_interval_seconds: float = 30.0
+    evaluator_interval_seconds: float = 5.0
     # How long a dead evaluator's lease keeps other processes from evaluating.
     lease_seconds: float = 90.0
     # The queue-backlog autoscaling signal on /metrics.
