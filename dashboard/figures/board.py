@@ -18,6 +18,23 @@ PANEL_HEIGHT = 150
 GAP = 0.012
 
 
+def breach_shape(start: float, end: float) -> dict:
+    """Return the shaded rectangle of an SLA breach from ``start`` to ``end`` (unix seconds)."""
+    return {
+        "type": "rect",
+        "name": "breach",
+        "xref": "x",
+        "x0": start * 1000.0,
+        "x1": end * 1000.0,
+        "yref": "paper",
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": BREACH_FILL,
+        "line": {"width": 0},
+        "layer": "below",
+    }
+
+
 @dataclass(slots=True)
 class PanelData:
     """A panel and the (already downsampled) series to draw in it."""
@@ -195,22 +212,7 @@ def board_figure(
                 "layer": "below",
             }
         )
-    for start, end in breaches:
-        shapes.append(
-            {
-                "type": "rect",
-                "name": "breach",
-                "xref": "x",
-                "x0": start * 1000.0,
-                "x1": end * 1000.0,
-                "yref": "paper",
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": BREACH_FILL,
-                "line": {"width": 0},
-                "layer": "below",
-            }
-        )
+    shapes.extend(breach_shape(start, end) for start, end in breaches)
     fig.update_layout(
         **layout,
         xaxis={

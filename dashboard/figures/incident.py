@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from dashboard.client import Series
-from dashboard.figures.board import BREACH_FILL, PALETTE
+from dashboard.figures.board import PALETTE, breach_shape
 
 ROW_HEIGHT = 170
 
@@ -103,21 +103,7 @@ def incident_figure(
                     "label": {"text": "onset", "textposition": "end", "font": {"size": 10}},
                 }
             )
-    shapes.append(
-        {
-            "type": "rect",
-            "name": "breach",
-            "xref": "x",
-            "x0": breach[0] * 1000.0,
-            "x1": breach[1] * 1000.0,
-            "yref": "paper",
-            "y0": 0,
-            "y1": 1,
-            "fillcolor": BREACH_FILL,
-            "line": {"width": 0},
-            "layer": "below",
-        }
-    )
+    shapes.append(breach_shape(breach[0], breach[1]))
     fig.update_layout(
         **layout,
         xaxis={
