@@ -178,11 +178,14 @@ def end_to_end(bodies: list[bytes], url: str, clients: int, servers: int = 1) ->
                     total += resp.json()["inserted"]
                 return total
 
+        server_procs = [psutil.Process(p.pid) for p in procs]
+        cpu_before = sum(sum(p.cpu_times()[:2]) for p in server_procs)
         start = time.perf_counter()
         with ThreadPoolExecutor(clients) as pool:
             jobs = [(bases[i % servers], bodies[i::clients]) for i in range(clients)]
             inserted = sum(pool.map(send, jobs))
         elapsed = time.perf_counter() - start
+        server_cpu = sum(sum(p.cpu_times()[:2]) for p in server_procs) - cpu_before
         done.set()
         watcher.join()
     finally:
@@ -194,6 +197,7 @@ def end_to_end(bodies: list[bytes], url: str, clients: int, servers: int = 1) ->
         "rate": inserted / elapsed,
         "inserted": inserted,
         "seconds": elapsed,
+        "server_cpu_us": server_cpu / max(inserted, 1) * 1e6,
         "rss_peak": max(rss),
         "rss_trace": [rss[min(i * quarter, len(rss) - 1)] for i in range(5)],
     }
@@ -377,7 +381,8 @@ def main() -> None:
         print(
             f"{engine:10s} end-to-end {e2e['rate']:>10,.0f} samples/s "
             f"({e2e['inserted']:,} in {e2e['seconds']:.1f} s) | raw {raw:>10,.0f} rows/s | "
-            f"ratio {e2e['rate'] / raw:.2f} | server RSS peak {e2e['rss_peak']:.0f} MiB "
+            f"ratio {e2e['rate'] / raw:.2f} | server CPU {e2e['server_cpu_us']:.2f} us/sample "
+            f"(raw {1e6 / raw:.2f} us/row) | server RSS peak {e2e['rss_peak']:.0f} MiB "
             f"(over the run: {trace})"
         )
 
