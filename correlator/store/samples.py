@@ -138,38 +138,71 @@ def _where(postgres: bool, ids: list[int], hours: range, lo: int, hi: int) -> tu
     return sql, [*params, *ids, lo, hi]
 
 
-def _minmax_sql(postgres: bool, where: str, step_ms: int) -> str:
-    """Return a query for each step bucket's lowest and highest sample (NaN left out)."""
+# Where a table keeps its values: raw samples have one; 1-minute rollups a min, max and mean.
+RAW = ("samples", "value", "value", "value")
+ROLLUP = ("samples_1m", '"min"', '"max"', '"sum" / "count"')
+
+
+def _minmax_sql(postgres: bool, where: str, step_ms: int, source: tuple) -> str:
+    """Return a query for each step bucket's lowest and highest value (NaN left out)."""
+    table, low, high, _ = source
     bucket = f"ts / {int(step_ms)}"  # an int we computed, written inline so both parts match
     if postgres:
         part = (
-            f"(SELECT DISTINCT ON (series_id, {bucket}) series_id, ts, value FROM samples "
-            f"WHERE {where} AND value IS NOT NULL ORDER BY series_id, {bucket}, value {{}})"
+            "(SELECT DISTINCT ON (series_id, {b}) series_id, ts, {v} FROM {t} WHERE {w} "
+            "AND {v} IS NOT NULL ORDER BY series_id, {b}, {v} {o})"
         )
-        return f"{part.format('ASC')} UNION ALL {part.format('DESC')}"
+        return " UNION ALL ".join(
+            part.format(b=bucket, v=v, t=table, w=where, o=o)
+            for v, o in ((low, "ASC"), (high, "DESC"))
+        )
     # SQLite returns the row holding the MIN()/MAX() for the bare columns.
     part = (
-        "SELECT series_id, ts, {}(value) FROM samples "
-        f"WHERE {where} AND value IS NOT NULL GROUP BY series_id, {bucket}"
+        "SELECT series_id, ts, {f}({v}) FROM {t} WHERE {w} AND {v} IS NOT NULL "
+        "GROUP BY series_id, {b}"
     )
-    return f"{part.format('MIN')} UNION ALL {part.format('MAX')}"
+    return " UNION ALL ".join(
+        part.format(f=f, v=v, t=table, w=where, b=bucket) for f, v in (("MIN", low), ("MAX", high))
+    )
 
 
 def _fetch(
-    raw, postgres: bool, ids: list[int], hours: range, lo: int, hi: int, step_ms: int | None
+    raw, postgres: bool, ids: list[int], window: tuple[int, int], step_ms: int | None, source
 ) -> list:
+    lo, hi = window
+    hours = range(lo // HOUR_MS, hi // HOUR_MS + 1)
     where, params = _where(postgres, ids, hours, lo, hi)
     if step_ms:
-        sql = _minmax_sql(postgres, where, step_ms)
+        sql = _minmax_sql(postgres, where, step_ms, source)
         params = params * 2
     else:
-        sql = f"SELECT series_id, ts, value FROM samples WHERE {where}"
+        table, _, _, mean = source
+        sql = f"SELECT series_id, ts, {mean} FROM {table} WHERE {where}"
+        if table != "samples":
+            sql += ' AND "count" > 0'
     cur = raw.cursor()
     try:
         cur.execute(sql, params)
         return cur.fetchall()
     finally:
         cur.close()
+
+
+def _windows(conn: Connection, lo: int, hi: int) -> list[tuple[tuple[int, int], tuple]]:
+    """Split [lo, hi] ms into the part served by raw samples and the older part by rollups."""
+    parts = []
+    bounds = time_bounds(conn=conn)
+    raw_lo = round(bounds[0] * 1000) if bounds else None
+    if bounds is not None and hi >= raw_lo and lo <= round(bounds[1] * 1000):
+        parts.append(((max(lo, raw_lo), min(hi, round(bounds[1] * 1000))), RAW))
+    if raw_lo is None or lo < raw_lo:
+        first = conn.exec_driver_sql(
+            "SELECT MIN(ts) FROM samples_1m WHERE hour = (SELECT MIN(hour) FROM samples_1m)"
+        ).scalar()
+        end = hi if raw_lo is None else min(hi, raw_lo - 1)
+        if first is not None and end >= max(lo, first):
+            parts.append(((max(lo, first), end), ROLLUP))
+    return parts
 
 
 def read_range(
@@ -183,23 +216,21 @@ def read_range(
     """Return samples of the series with start <= ts <= end (unix seconds), ordered by time.
 
     With ``step`` (seconds), keep only each step bucket's lowest and highest sample,
-    chosen by the database, so a long window stays small.
+    chosen by the database, so a long window stays small. Where raw samples have gone
+    past retention, 1-minute rollups answer: each minute's mean (with ``step``, the
+    lowest minimum and highest maximum of each bucket).
     """
     ids = sorted(set(series_ids))
-    bounds = time_bounds(conn=conn)
-    if not ids or bounds is None:
+    lo, hi = max(math.floor(start * 1000), 0), math.ceil(end * 1000)
+    if not ids or hi < lo:
         return {}
-    lo = max(math.floor(start * 1000), round(bounds[0] * 1000))
-    hi = min(math.ceil(end * 1000), round(bounds[1] * 1000))
-    if hi < lo:
-        return {}
-    hours = range(lo // HOUR_MS, hi // HOUR_MS + 1)
     step_ms = max(1, round(step * 1000)) if step else None
     raw = conn.connection.driver_connection
     postgres = conn.dialect.name == "postgresql"
     rows: list = []
-    for i in range(0, len(ids), CHUNK):
-        rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], hours, lo, hi, step_ms))
+    for window, source in _windows(conn, lo, hi):
+        for i in range(0, len(ids), CHUNK):
+            rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], window, step_ms, source))
     if not rows:
         return {}
     arr = np.array(rows, dtype=np.float64)  # None becomes NaN

@@ -14,7 +14,7 @@ from correlator.store.partitions import (
     partition_name,
 )
 from correlator.store.retention import cutoff_hour, run_retention
-from correlator.store.samples import HOUR_MS, insert_rows, sample_rows
+from correlator.store.samples import HOUR_MS, insert_rows, read_range, sample_rows
 from correlator.store.series import ensure_series
 
 DAY = 86_400.0
@@ -152,6 +152,25 @@ def test_retention_removes_exactly_what_it_should(engine):
                 assert g[2] == pytest.approx(total_)
             else:
                 assert g[0] is None and g[1] is None and g[2] is None
+
+    # Reads past raw retention are answered from the rollups: each minute's mean...
+    with engine.connect() as conn:
+        old = read_range(conn=conn, series_ids=ids, start=start, end=NOW)
+        stepped = read_range(conn=conn, series_ids=ids, start=start, end=NOW, step=3600)
+    for sid, v in zip(ids, vals, strict=True):
+        want = _minute_aggregates(ts_ms[expired], v[expired])
+        means = {m: a[2] / a[3] for m, a in want.items() if a[3]}
+        got_ts = np.rint(old[sid].ts * 1000).astype(np.int64)
+        rolled_part = got_ts < cut * HOUR_MS
+        rolled_values = old[sid].values[rolled_part]
+        assert dict(zip(got_ts[rolled_part].tolist(), rolled_values, strict=True)) == (
+            pytest.approx(means)
+        )
+        assert int((~rolled_part).sum()) == int((~expired).sum())  # raw samples after the cut
+        # ...and with a step, each bucket's lowest minimum and highest maximum survive.
+        raw_v = v[expired][~np.isnan(v[expired])]
+        assert stepped[sid].values.min() == pytest.approx(min(raw_v.min(), np.nanmin(v)))
+        assert stepped[sid].values.max() == pytest.approx(max(raw_v.max(), np.nanmax(v)))
 
     # Idempotent; later on, rollups past their own retention go as well.
     again = run_retention(engine=engine, raw_days=7, now=NOW)
