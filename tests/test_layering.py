@@ -52,3 +52,20 @@ def test_analysis_modules_import_no_store_or_api():
         for name in _imports(path):
             assert not name.startswith(("correlator.store", "correlator.api")), (path, name)
             assert name.split(".")[0] not in ("sqlalchemy", "fastapi", "starlette"), (path, name)
+
+
+def test_agent_install_runs_without_the_server_stack():
+    """The base install (the agent) must start with no pandas, SQLAlchemy, Dash, FastAPI..."""
+    import subprocess
+    import sys
+
+    blocked = [*SERVER_STACK, "orjson", "numpy", "starlette", "uvicorn", "psycopg", "jsonschema"]
+    code = (
+        f"import sys\nfor name in {blocked!r}:\n    sys.modules[name] = None\n"
+        "from causeline.cli import build_parser\n"
+        "build_parser().parse_args(['agent', '--once', '--print'])\n"
+        "import collector.agent, collector.probe, collector.middleware, collector.shipper\n"
+        "import collector.sources.gpu, collector.sources.host, collector.sources.scrape\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import orjson
-
 from causeline.commands.common import add_database_option, parse_time, subparser
 
 
@@ -124,6 +122,8 @@ def prometheus_inputs(args, engine):
 
 def run(args) -> int:
     """Read the bundle, analyse it and print the result."""
+    import orjson
+
     from causeline.cli import CliError
     from correlator.analysis import AnalysisError, Config, analyze
     from correlator.analysis.render import render_text
