@@ -32,7 +32,8 @@ from correlator.store.catalog import upsert_sla  # noqa: E402
 from correlator.store.engine import make_engine, write_transaction  # noqa: E402
 from correlator.store.migrate import upgrade  # noqa: E402
 from correlator.store.tokens import create_token  # noqa: E402
-from tests.alerts.receiver import Receiver, free_port  # noqa: E402
+from tests.alerts.receiver import Receiver  # noqa: E402
+from tests.helpers import free_port  # noqa: E402
 
 FOR_S, STEP = 30.0, 15.0
 

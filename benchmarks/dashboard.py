@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
 import tempfile
 import threading
@@ -17,17 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--window-size=1400,1000",
-)
+from tests.helpers import CHROMIUM_FLAGS, free_port  # noqa: E402
+
 ALL_DRAWN = """
 const gd = document.querySelector('#board-graph .js-plotly-plot');
 if (!gd || !gd._fullLayout || !gd.data || !document.getElementById('board-status').innerText) {
@@ -37,12 +27,6 @@ const axes = new Set(gd.data.filter(t => t.y && t.y.length).map(t => t.yaxis || 
 const panels = document.querySelectorAll('#board-graph .cartesianlayer .subplot').length;
 return (axes.size >= 16 && panels >= 16) ? performance.now() : null;
 """
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _serve(hours: float):
@@ -60,7 +44,7 @@ def _serve(hours: float):
     began = time.perf_counter()
     demo = load_demo(url, hours=hours)
     print(f"loaded {hours:g} h of 15 s demo data in {time.perf_counter() - began:.1f} s")
-    port = _port()
+    port = free_port()
     app = build_app(database_url=url, host="127.0.0.1", port=port)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
@@ -75,7 +59,7 @@ def _browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
-    for flag in FLAGS:
+    for flag in CHROMIUM_FLAGS:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)

@@ -2,7 +2,30 @@
 
 from __future__ import annotations
 
+import socket
+
 from sqlalchemy import Engine, text
+
+# Headless Chromium as the tests and benchmarks run it; without the background-networking
+# flags it keeps trying hosts this machine cannot reach.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1400,1000",
+)
+
+
+def free_port() -> int:
+    """Return a free TCP port on loopback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def count_rows(engine: Engine, table: str = "samples") -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ import pytest
 
 from causeline.cli import build_parser, main
 from tests.conftest import scenarios_dir
-from tests.helpers import make_batch
+from tests.helpers import free_port, make_batch
 
 
 def test_every_subcommand_help_shows_an_example():
@@ -41,17 +40,11 @@ def test_export_rejects_bad_times(tmp_path, capsys):
     assert "ISO 8601" in capsys.readouterr().err
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_serve_ingests_over_real_http(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'serve.db'}"
     assert main(["token", "create", "agent", "--database-url", url]) == 0
     token = capsys.readouterr().out.strip()
-    port = _free_port()
+    port = free_port()
     env = os.environ | {"CAUSELINE_DATABASE_URL": url}
     proc = subprocess.Popen(
         [sys.executable, "-m", "causeline.cli", "serve", "--port", str(port)],

@@ -21,7 +21,8 @@ from correlator.store.incidents import get_incident, resolve_incident
 from correlator.store.migrate import upgrade
 from correlator.store.tokens import create_token
 from tests.alerts.conftest import alert_settings, store_incident
-from tests.alerts.receiver import Receiver, free_port
+from tests.alerts.receiver import Receiver
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.integration
 BINARY = os.environ.get("CAUSELINE_ALERTMANAGER", "/usr/bin/prometheus-alertmanager")

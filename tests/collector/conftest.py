@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import free_port
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collector"
 
@@ -14,13 +15,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "collector"
 def fixtures_dir() -> Path:
     """Return the collector fixture folder."""
     return FIXTURES
-
-
-def free_port() -> int:
-    """Return a TCP port free on loopback right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

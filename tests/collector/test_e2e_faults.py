@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from tests.collector.conftest import free_port
 from tests.collector.service_process import ServiceProcess, start_agent
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.integration
 OUTAGE_SECONDS = 30

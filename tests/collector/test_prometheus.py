@@ -14,7 +14,7 @@ import pytest
 from collector.agent import Agent
 from collector.exporter import serve_metrics
 from collector.sources.host import HostSource
-from tests.collector.conftest import free_port
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.integration
 

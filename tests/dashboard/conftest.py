@@ -3,32 +3,15 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import CHROMIUM_FLAGS, free_port
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--window-size=1400,1000",
-)
-
-
-def free_port() -> int:
-    """Return a free TCP port on loopback."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LiveServer:

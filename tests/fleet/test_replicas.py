@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import pytest
 
 from tests.alerts.receiver import Receiver
 from tests.conftest import _create_pg_database, _drop_pg_database, require_postgres
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "causeline.cli"]
@@ -31,12 +31,6 @@ SLA = {
     "for_seconds": 60,
     "severity": "critical",
 }
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(*args: str) -> str:
@@ -66,7 +60,7 @@ def fleet(tmp_path_factory):
         }
         bases = []
         for i in range(2):
-            port = _port()
+            port = free_port()
             with open(tmp / f"serve{i}.log", "w") as log:
                 procs.append(
                     subprocess.Popen(

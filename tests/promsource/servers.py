@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.helpers import free_port
 
 NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
 PROMETHEUS = "/usr/bin/prometheus"
@@ -26,13 +27,6 @@ def need(binary: str) -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{binary} is not installed (CI must run the Prometheus tests)")
     pytest.skip(f"{binary} is not installed")
-
-
-def free_port() -> int:
-    """Return a free TCP port on loopback."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scrape_config(target: str) -> str:

@@ -7,12 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import Field
-from starlette.concurrency import run_in_threadpool
 
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import Body
-from correlator.store.engine import write_transaction
+from correlator.api.process_io import Body, read, write
 from correlator.store.fingerprints import add_fingerprint, latest_fingerprint, list_fingerprints
 
 router = APIRouter(tags=["fingerprints"])
@@ -34,18 +32,16 @@ class FingerprintIn(Body):
 async def post_fingerprint(body: FingerprintIn, engine: EngineDep, _writer: WriterDep) -> dict:
     """Store a host's fingerprint; an unchanged one is stored once."""
 
-    def run() -> bool:
-        with write_transaction(engine) as conn:
-            return add_fingerprint(
-                conn=conn,
-                host=body.host,
-                instance=body.instance or "",
-                model=body.model or "",
-                ts=body.ts or time.time(),
-                body=body.fingerprint,
-            )
-
-    return {"stored": await run_in_threadpool(run)}
+    stored = await write(
+        engine,
+        add_fingerprint,
+        host=body.host,
+        instance=body.instance or "",
+        model=body.model or "",
+        ts=body.ts or time.time(),
+        body=body.fingerprint,
+    )
+    return {"stored": stored}
 
 
 @router.get("/api/v1/fingerprints")
@@ -54,11 +50,7 @@ async def get_fingerprints(
 ) -> list[dict]:
     """List fingerprints, newest first."""
 
-    def run():
-        with engine.connect() as conn:
-            return list_fingerprints(conn=conn, host=host)
-
-    return await run_in_threadpool(run)
+    return await read(engine, list_fingerprints, host=host)
 
 
 @router.get("/api/v1/fingerprints/latest")
@@ -71,11 +63,7 @@ async def get_latest(
 ) -> dict:
     """Return the newest fingerprint of a host; 404 when none is stored."""
 
-    def run():
-        with engine.connect() as conn:
-            return latest_fingerprint(conn=conn, host=host, instance=instance, model=model)
-
-    found = await run_in_threadpool(run)
+    found = await read(engine, latest_fingerprint, host=host, instance=instance, model=model)
     if found is None:
         raise HTTPException(404, f"no fingerprint stored for host {host!r}")
     return found

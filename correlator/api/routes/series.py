@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from collector.schema import MAX_TIMESTAMP
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep, SettingsDep
+from correlator.api.process_io import read
 from correlator.bundle import Series, matrix_document
 from correlator.selector import SelectorError, parse_selector
 from correlator.store.events import list_events
@@ -146,9 +147,4 @@ async def events(
 ) -> list[dict]:
     """Return timeline events (GPU XID errors, failed checks, outside alerts) in a window."""
     _check_window(start, end)
-
-    def run():
-        with engine.connect() as conn:
-            return list_events(conn=conn, start=start, end=end)
-
-    return await run_in_threadpool(run)
+    return await read(engine, list_events, start=start, end=end)
