@@ -126,7 +126,11 @@ def _cut_values(raw: bytes) -> tuple[list[bytes], bytes]:
 
 def _load_matrix(path: Path) -> list[Series]:
     """Read a query_range file, parsing the sample arrays in C and the rest with orjson."""
-    raw = _read_bytes(path)
+    return load_matrix(_read_bytes(path), path)
+
+
+def load_matrix(raw: bytes, path: Path | str) -> list[Series]:
+    """Parse query_range JSON text into series; ``path`` names the source in errors."""
     segments, skeleton = _cut_values(raw)
     doc = _parse_json(skeleton, path)
     try:

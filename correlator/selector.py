@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(,|$)')
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.S)
+_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 
 
 class SelectorError(ValueError):
@@ -46,9 +48,29 @@ class Selector:
             return False
         return all(m.matches(labels) for m in self.matchers)
 
+    def promql(self) -> str:
+        """Return the selector as PromQL text (values quoted and escaped)."""
+        body = ",".join(f'{m.label}{m.op}"{_quote(m.value)}"' for m in self.matchers)
+        return f"{self.name or ''}{{{body}}}" if body else str(self.name)
+
+
+def _quote(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _unescape(match: re.Match) -> str:
+    code = match.group(1)
+    if code[0] in "xuU" and len(code) > 1:
+        return chr(int(code[1:], 16))
+    if code[0] in "01234567":
+        return chr(int(code, 8))
+    if code in _SIMPLE:
+        return _SIMPLE[code]
+    return code if code in "\\\"'" else "\\" + code  # unknown escapes stay, as in regexes
+
 
 def _matcher(label: str, op: str, value: str) -> Matcher:
-    value = value.encode().decode("unicode_escape") if "\\" in value else value
+    value = _ESCAPE.sub(_unescape, value) if "\\" in value else value
     pattern = None
     if op in ("=~", "!~"):
         try:

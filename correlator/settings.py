@@ -44,6 +44,10 @@ class ServiceSettings(BaseSettings):
     alert_http_timeout_seconds: float = 10.0
     # A claimed row not finished by then (a crashed sender) is sent again.
     alert_claim_seconds: float = 60.0
+    # Messages about data older than this (an incident opened by evaluating a past time,
+    # as after an import or a backfill) are recorded with status "stale" and not sent.
+    # None or 0: send whatever the age.
+    alert_max_age_seconds: float | None = 3600.0
     # A firing Alertmanager alert labelled causeline_sla="<SLA>" opens that SLA's incident.
     alert_inbound_opens_incidents: bool = True
 

@@ -10,7 +10,7 @@ from dash import html
 from dashboard import ids
 from dashboard.client import ApiClient
 from dashboard.context import Context
-from dashboard.pages import board, capacity, changes, incidents, models
+from dashboard.pages import board, capacity, changes, incidents, metrics, models
 from dashboard.settings import DashboardSettings
 
 NAV = [
@@ -18,6 +18,7 @@ NAV = [
     ("Incidents", "/incidents"),
     ("Change calendar", "/changes"),
     ("Models", "/models"),
+    ("Metrics", "/metrics-browser"),
     ("Capacity", "/capacity"),
 ]
 
@@ -74,7 +75,7 @@ def create_dashboard(
         suppress_callback_exceptions=True,
     )
     context = Context(client, settings, prefix)
-    for page in (board, incidents, changes, models, capacity):
+    for page in (board, incidents, changes, models, metrics, capacity):
         page.register(app, context)
     board.register_filters(app, context)
     app.layout = lambda: _shell(app, context)

@@ -5,29 +5,43 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from dashboard.client import ApiClient, ApiError, Series
 from dashboard.downsample import minmax, minmax_grid
 from dashboard.figures.board import PanelData
 from dashboard.figures.histogram import drift_series
-from dashboard.figures.sla import breach_intervals
+from dashboard.figures.sla import breach_intervals, sla_matches
+from dashboard.focus import focus_slas, pick_incident, sla_wants, suspect_wants
 from dashboard.panels import PANELS, Panel, model_scope, panel_selectors
+from dashboard.selectors import exact, selector
+from dashboard.series_panels import Want, custom_panel, group_panels
+from dashboard.units import Unit, as_drawn, byte_scale
+
+MAX_SERIES = 12  # series drawn in one SLA, suspect, service or custom panel
+MAX_SELECTED = 48  # series one of a person's selectors may match
+MAX_SERVICES = 3  # chosen services whose own metrics get panels
+MAX_SERVICE_METRICS = 12
+BUILT_IN = ("model", "system")
 
 
 @dataclass(slots=True)
 class BoardView:
     """What one view of the board shows."""
 
-    model: str
+    model: str | None
     start: float
     end: float
     instances: list[str] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)
     gpus: list[str] = field(default_factory=list)
+    services: list[str] = field(default_factory=list)
+    panels: list[tuple[str, str]] = field(default_factory=list)  # a person's (name, selector)
 
 
 @dataclass(slots=True)
 class BoardData:
-    """Everything the board figure needs, plus how long fetching took."""
+    """Everything the board figure needs, what was left out and why, and the fetch time."""
 
     panels: list[PanelData]
     changes: list[dict]
@@ -35,13 +49,16 @@ class BoardData:
     thresholds: dict[str, list[tuple[float, str]]]
     points: int = 0
     seconds: float = 0.0
+    hidden: list[str] = field(default_factory=list)  # panels with no data in the window
+    notes: list[str] = field(default_factory=list)  # "no data for X in this window", refusals
+    incident: dict | None = None
 
 
-def related(change: dict, model: str, instances: list[str], hosts: list[str]) -> bool:
+def related(change: dict, model: str | None, instances: list[str], hosts: list[str]) -> bool:
     """Return whether a change concerns the model, its instances or hosts (or everything)."""
     labels = change.get("labels") or {}
     target = change.get("target") or ""
-    if target in (f"model:{model}",) or labels.get("model") == model:
+    if model and (target == f"model:{model}" or labels.get("model") == model):
         return True
     if labels.get("instance") in instances or target.removeprefix("instance:") in instances:
         return True
@@ -52,23 +69,189 @@ def related(change: dict, model: str, instances: list[str], hosts: list[str]) ->
 
 def _scope(client: ApiClient, view: BoardView) -> tuple[list[str], list[str]]:
     instances, hosts = model_scope(client.topology(), view.model)
-    if not instances:
-        found = client.series(f'model_requests_per_second{{model="{view.model}"}}')
+    if view.model and not instances:
+        found = client.series(selector("model_requests_per_second", {"model": [view.model]}))
         instances = sorted({s["labels"].get("instance", "") for s in found} - {""})
     return (view.instances or instances), (view.hosts or hosts)
 
 
-def _incident_breaches(client: ApiClient, slas: list[dict], end: float) -> list:
-    names = {s["name"] for s in slas}
+def _get_or_none(client: ApiClient, path: str):
     try:
-        incidents = client.get("/api/v1/incidents")
-    except ApiError:
-        return []
-    return [
-        (float(i["breach_start"]), float(i.get("breach_end") or end))
-        for i in incidents
-        if i.get("sla") in names and i.get("breach_start") is not None
+        return client.get(path)
+    except ApiError as exc:
+        if exc.status == 0:
+            raise
+        return None
+
+
+def _service_wants(client: ApiClient, services: list[str]) -> list[Want]:
+    wants = []
+    for service in services[:MAX_SERVICES]:
+        try:
+            names = client.label_values(
+                "__name__", match=exact(None, {"service": service}), limit=MAX_SERVICE_METRICS
+            )
+        except ApiError as exc:
+            if exc.status == 0:
+                raise
+            continue
+        wants += [Want("service", n, {"service": service}) for n in names]
+    return wants
+
+
+def _custom(client: ApiClient, view: BoardView, notes: list[str]) -> list[Panel]:
+    panels = []
+    for i, (name, text) in enumerate(view.panels):
+        try:
+            panel = custom_panel(i, name, text)
+            found = client.series(text, limit=MAX_SELECTED + 1)
+        except ValueError as exc:
+            notes.append(f"cannot draw {text}: {exc}")
+            continue
+        except ApiError as exc:
+            if exc.status == 0:
+                raise
+            notes.append(f"cannot draw {text}: {exc.message}")
+            continue
+        if len(found) > MAX_SELECTED:
+            notes.append(f"{text} selects more than {MAX_SELECTED} series; narrow it")
+            continue
+        panels.append(panel)
+    return panels
+
+
+def _identity(s: Series) -> tuple:
+    return s.name, tuple(sorted(s.labels.items()))
+
+
+def _panels(client: ApiClient, view: BoardView, mine: list[dict], incident, notes) -> list:
+    extra = group_panels(
+        sla_wants(mine) + suspect_wants(incident) + _service_wants(client, view.services)
+    )
+    custom = _custom(client, view, notes)
+    return (
+        [p for p in extra if p.board == "sla"]
+        + custom
+        + [p for p in extra if p.board != "sla"]
+        + list(PANELS)
+    )
+
+
+def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> BoardData:
+    """Fetch the view's series, changes, SLAs and incident, and reduce them for drawing."""
+    began = time.perf_counter()
+    instances, hosts = _scope(client, view)
+    incidents = _get_or_none(client, "/api/v1/incidents") or []
+    window = (view.start, view.end)
+    mine = focus_slas(client.slas(), incidents, view.model, view.services, window)
+    chosen = pick_incident(incidents, {s.get("name") for s in mine}, *window)
+    incident = _get_or_none(client, f"/api/v1/incidents/{int(chosen['id'])}") if chosen else None
+    notes: list[str] = []
+    panels = _panels(client, view, mine, incident, notes)
+    groups = [
+        panel_selectors(p, model=view.model, instances=instances, hosts=hosts, gpus=view.gpus)
+        for p in panels
     ]
+    failed: dict[int, ApiError] = {}
+    fetched = client.query_many(groups, *window, step=_step(view, max_points), failed=failed)
+    for i, exc in sorted(failed.items()):
+        notes.append(f"cannot draw {panels[i].title}: {exc.message}")
+    drawn, hidden = _draw(panels, fetched, view, max_points, notes)
+    breaches, thresholds = _sla_marks(mine, panels, fetched, drawn)
+    declared = [
+        (float(i["breach_start"]), float(i.get("breach_end") or view.end))
+        for i in incidents
+        if i.get("sla") in {s.get("name") for s in mine} and i.get("breach_start") is not None
+    ] + [  # a breach declared by an outside alert, as sla.json's breach_start
+        (float(s["breach_start"]), view.end)
+        for s in mine
+        if s.get("breach_start") is not None and view.start <= float(s["breach_start"]) <= view.end
+    ]
+    declared = [(a, b) for a, b in declared if a <= view.end and b >= view.start]
+    breaches = _merge(
+        breaches + [(a, b) for a, b in declared if not any(a <= d and c <= b for c, d in breaches)]
+    )
+    notes = _selection_notes(view, fetched) + notes
+    changes = [
+        c for c in client.changes(view.start, view.end) if related(c, view.model, instances, hosts)
+    ]
+    points = sum(s.ts.size for p in drawn for s in p.series)
+    return BoardData(
+        drawn,
+        changes,
+        breaches,
+        thresholds,
+        points,
+        time.perf_counter() - began,
+        hidden,
+        notes,
+        incident,
+    )
+
+
+def _draw(panels, fetched, view, max_points, notes) -> tuple[list[PanelData], list[str]]:
+    """Reduce each panel's series; leave out empty panels and series drawn by an earlier one."""
+    seen = {
+        _identity(s)
+        for p, ss in zip(panels, fetched, strict=True)
+        if p.board in BUILT_IN
+        for s in ss
+    }
+    drawn, hidden = [], []
+    for panel, series in zip(panels, fetched, strict=True):
+        if panel.board not in BUILT_IN and panel.board != "custom":
+            fresh = [s for s in series if _identity(s) not in seen]
+            seen |= {_identity(s) for s in fresh}
+            if series and not fresh:
+                continue  # every series is drawn in an earlier panel already
+            series = fresh
+        if panel.board not in BUILT_IN and len(series) > MAX_SERIES:
+            notes.append(f"{panel.title}: {MAX_SERIES} of {len(series)} series drawn")
+            series = sorted(series, key=_identity)[:MAX_SERIES]
+        data = _reduce(panel, series, max_points, view)
+        if any(np.isfinite(s.values).any() for s in data.series):
+            drawn.append(data)
+        elif panel.board == "custom":
+            notes.append(f"no data for {' or '.join(panel.selectors)} in this window")
+        else:
+            hidden.append(panel.title)
+    return drawn, hidden
+
+
+def _sla_marks(mine, panels, fetched, drawn) -> tuple[list, dict]:
+    """Return the SLAs' breaches found in the data and their thresholds, on the drawn panels."""
+    everything = list({_identity(s): s for ss in fetched for s in ss}.values())
+    breaches, thresholds = [], {}
+    for sla in mine:
+        watched = [s for s in everything if sla_matches(sla, s)]
+        breaches += breach_intervals(sla, watched)
+        if sla.get("threshold") is None:
+            continue
+        label = f"{sla.get('name', 'SLA')}: {sla.get('op', '')} {sla['threshold']}"
+        for data in drawn:
+            if any(sla_matches(sla, s) for s in data.series) or (
+                data.panel.board in BUILT_IN and sla.get("metric") in data.panel.metrics
+            ):
+                thresholds.setdefault(data.panel.key, []).append((float(sla["threshold"]), label))
+                break
+    return breaches, thresholds
+
+
+def _selection_notes(view: BoardView, fetched: list[list[Series]]) -> list[str]:
+    """Return 'no data for X in this window' for each chosen value no fetched series has."""
+    labelled = [s.labels for ss in fetched for s in ss if np.isfinite(s.values).any()]
+    notes = []
+    for key, values in (
+        ("model", [view.model] if view.model else []),
+        ("service", view.services),
+        ("instance", view.instances),
+        ("host", view.hosts),
+        ("gpu", view.gpus),
+    ):
+        for value in values:
+            if not any(labels.get(key) == value for labels in labelled):
+                notes.append(f"no data for {key}={value} in this window")
+    return notes
 
 
 def _merge(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -81,59 +264,24 @@ def _merge(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(a, b) for a, b in out]
 
 
-def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> BoardData:
-    """Fetch the view's series, changes and SLAs and reduce them for drawing."""
-    began = time.perf_counter()
-    instances, hosts = _scope(client, view)
-    groups: list[list[str]] = []
-    for panel in PANELS:
-        groups.append(
-            panel_selectors(
-                panel, model=view.model, instances=instances, hosts=hosts, gpus=view.gpus
-            )
-        )
-    fetched = client.query_many(groups, view.start, view.end, step=_step(view, max_points))
-    slas = [s for s in client.slas() if s.get("labels", {}).get("model") == view.model]
-    breaches = []
-    thresholds: dict[str, list[tuple[float, str]]] = {}
-    for sla in slas:
-        for panel, series in zip(PANELS, fetched, strict=True):
-            if sla.get("metric") in panel.metrics:
-                breaches += breach_intervals(sla, series)
-                if sla.get("threshold") is not None:
-                    label = f"{sla.get('name', 'SLA')}: {sla.get('op', '')} {sla['threshold']}"
-                    thresholds.setdefault(panel.key, []).append((float(sla["threshold"]), label))
-    declared = [
-        (a, b)
-        for a, b in _incident_breaches(client, slas, view.end)
-        if not any(a <= d1 and c0 <= b for c0, d1 in breaches)
-    ]
-    breaches = _merge(breaches + declared)
-    panels = []
-    points = 0
-    for panel, series in zip(PANELS, fetched, strict=True):
-        drawn = _reduce(panel, series, max_points, view)
-        points += sum(s.ts.size for s in drawn)
-        panels.append(PanelData(panel, drawn))
-    changes = [
-        c for c in client.changes(view.start, view.end) if related(c, view.model, instances, hosts)
-    ]
-    return BoardData(panels, changes, breaches, thresholds, points, time.perf_counter() - began)
-
-
 def _step(view: BoardView, max_points: int) -> float:
     """Return the resolution worth asking for (Prometheus ``step``)."""
     return max(15.0, (view.end - view.start) / max_points)
 
 
-def _reduce(panel: Panel, series: list[Series], max_points: int, view: BoardView) -> list:
+def _reduce(panel: Panel, series: list[Series], max_points: int, view: BoardView) -> PanelData:
     if panel.drift:
-        return drift_series(series, windows=max(4, max_points // 4))
+        return PanelData(panel, drift_series(series, windows=max(4, max_points // 4)))
     out = []
     for s in series:
-        if s.ts.size > max_points:
-            ts, values = minmax_grid(s.ts, s.values, view.start, view.end, max_points)
+        ts, values = as_drawn(s.ts, s.values, Unit(panel.unit, panel.rate, panel.factor))
+        if ts.size > max_points:
+            ts, values = minmax_grid(ts, values, view.start, view.end, max_points)
         else:
-            ts, values = minmax(s.ts, s.values, max_points)
+            ts, values = minmax(ts, values, max_points)
         out.append(Series(s.name, s.labels, ts, values))
-    return out
+    peaks = [np.nanmax(np.abs(s.values)) for s in out if np.isfinite(s.values).any()]
+    divisor, unit = byte_scale(max(peaks, default=0.0), panel.unit)
+    if divisor != 1.0:
+        out = [Series(s.name, s.labels, s.ts, s.values / divisor) for s in out]
+    return PanelData(panel, out, unit)

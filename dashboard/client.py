@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from urllib.parse import quote
 
 import httpx
 import numpy as np
@@ -50,6 +51,12 @@ def _error(response: httpx.Response) -> ApiError:
     return ApiError(response.status_code, message or response.reason_phrase, fields)
 
 
+def segment(text) -> str:
+    """Return text as one URL path segment: reserved characters and dot names escaped."""
+    quoted = quote(str(text), safe="")
+    return quoted.replace(".", "%2E") if set(quoted) <= {"."} else quoted
+
+
 def parse_matrix(doc: dict) -> list[Series]:
     """Convert a Prometheus matrix response into series."""
     out = []
@@ -79,12 +86,17 @@ class ApiClient:
     def _call(self, method: str, path: str, **kwargs):
         try:
             response = self._http.request(method, path, **kwargs)
+        except httpx.InvalidURL as exc:
+            raise ApiError(400, f"not a valid request: {exc}") from exc
         except httpx.HTTPError as exc:
             raise ApiError(0, f"cannot reach the service at {self.base_url}: {exc}") from exc
         if response.status_code >= 400:
             raise _error(response)
-        if response.headers.get("content-type", "").startswith("application/json"):
+        kind = response.headers.get("content-type", "")
+        if kind.startswith("application/json"):
             return orjson.loads(response.content)
+        if kind.startswith("text/html"):  # no API route: a page of a mounted app answered
+            raise ApiError(404, f"the service has nothing at {path}")
         return response.text
 
     def get(self, path: str, **params):
@@ -109,15 +121,46 @@ class ApiClient:
         return parse_matrix(doc)
 
     def query_many(
-        self, groups: list[list[str]], start: float, end: float, step: float | None = None
+        self,
+        groups: list[list[str]],
+        start: float,
+        end: float,
+        step: float | None = None,
+        *,
+        failed: dict[int, ApiError] | None = None,
     ) -> list[list[Series]]:
-        """Run several range queries at once and return their series, in order."""
+        """Run several range queries at once and return their series, in order.
+
+        With ``failed``, a group the service refuses (a bad selector, say) reads as no series
+        and its error is kept under its index; an unreachable service still raises.
+        """
+
+        def one(index_matches):
+            index, matches = index_matches
+            try:
+                return self.query_range(matches, start, end, step)
+            except ApiError as exc:
+                if failed is None or exc.status == 0:
+                    raise
+                failed[index] = exc
+                return []
+
         with ThreadPoolExecutor(max_workers=max(1, min(4, len(groups)))) as pool:
-            return list(pool.map(lambda m: self.query_range(m, start, end, step), groups))
+            return list(pool.map(one, enumerate(groups)))
 
     def series(self, match: str, limit: int = 1000) -> list[dict]:
         """Return the series (name, labels) matching a selector."""
         return self.get("/api/v1/series", match=[match], limit=limit)["data"]
+
+    def label_values(self, name: str, match: str | None = None, limit: int = 1000) -> list[str]:
+        """Return the stored values of a label (of the series a selector matches, if given)."""
+        match_list = [match] if match else None
+        path = f"/api/v1/label/{segment(name)}/values"
+        return self.get(path, match=match_list, limit=limit)["data"]
+
+    def metric_catalog(self, limit: int = 1000, contains: str | None = None) -> dict:
+        """Return the stored metric names with their series counts and label names."""
+        return self.get("/api/v1/metadata/metrics", limit=limit, contains=contains or None)
 
     def changes(self, start=None, end=None, **filters) -> list[dict]:
         """Return changes in a window, oldest first."""

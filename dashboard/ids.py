@@ -20,6 +20,20 @@ BOARD_VIEW_URL = "board-view-url"
 BOARD_LINK = "board-link"
 BOARD_STATUS = "board-status"
 BOARD_HISTORY = "board-history"
+BOARD_SERVICE = "board-service"
+BOARD_NOTES = "board-notes"
+BOARD_PANELS = "board-panels"  # the person's own panels (URL form values)
+BOARD_PANEL_SELECTOR = "board-panel-selector"
+BOARD_PANEL_NAME = "board-panel-name"
+BOARD_PANEL_KEEP = "board-panel-keep"
+BOARD_PANEL_ADD = "board-panel-add"
+BOARD_PANEL_MSG = "board-panel-msg"
+BOARD_KEPT = "board-kept"  # browser local storage: kept panels by model or service
+
+# Metric browser
+METRICS_FILTER = "metrics-filter"
+METRICS_TABLE = "metrics-table"
+METRICS_COUNT = "metrics-count"
 
 # Incidents
 INCIDENT_ID = "incident-id"

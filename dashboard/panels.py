@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashboard.selectors import selector
+
 
 @dataclass(frozen=True, slots=True)
 class Panel:
@@ -13,9 +15,12 @@ class Panel:
     title: str
     unit: str
     metrics: tuple[str, ...]
-    scope: str  # "model", "host", "gpu" or "instance": which filter labels apply
-    board: str  # "model" or "system"
+    scope: str  # "model", "host", "gpu", "instance", or "fixed" (its own selectors)
+    board: str  # "model", "system", "sla", "suspect", "service" or "custom"
     drift: bool = False  # histogram buckets drawn as distribution drift (PSI)
+    selectors: tuple[str, ...] = ()  # a "fixed" panel's selectors
+    rate: bool = False  # a counter, drawn as its per-second rate
+    factor: float = 1.0  # multiplies values into the unit (e.g. MiB -> B)
 
 
 PANELS: tuple[Panel, ...] = (
@@ -51,15 +56,15 @@ PANELS: tuple[Panel, ...] = (
         drift=True,
     ),
     Panel("cpu", "CPU", "%", ("node_cpu_utilization_percent",), "host", "system"),
-    Panel("memory", "Memory used", "bytes", ("node_memory_used_bytes",), "host", "system"),
+    Panel("memory", "Memory used", "B", ("node_memory_used_bytes",), "host", "system"),
     Panel("gpu_util", "GPU utilization", "%", ("gpu_utilization_percent",), "gpu", "system"),
-    Panel("gpu_mem", "GPU memory used", "bytes", ("gpu_memory_used_bytes",), "gpu", "system"),
+    Panel("gpu_mem", "GPU memory used", "B", ("gpu_memory_used_bytes",), "gpu", "system"),
     Panel("gpu_temp", "GPU temperature", "°C", ("gpu_temperature_celsius",), "gpu", "system"),
     Panel("disk", "Disk IO busy", "%", ("node_disk_io_utilization_percent",), "host", "system"),
     Panel(
         "network",
         "Network receive / transmit",
-        "bytes/s",
+        "B/s",
         ("node_network_receive_bytes_per_second", "node_network_transmit_bytes_per_second"),
         "host",
         "system",
@@ -75,45 +80,36 @@ PANELS: tuple[Panel, ...] = (
 )
 
 
-def _regex(values: list[str]) -> str:
-    return "|".join(v.replace("\\", "\\\\").replace('"', '\\"') for v in values)
-
-
-def selector(metric: str, labels: dict[str, list[str]]) -> str:
-    """Return a selector for a metric with each label matching one of the given values."""
-    parts = []
-    for key, values in sorted(labels.items()):
-        if len(values) == 1:
-            parts.append(f'{key}="{_regex(values)}"')
-        elif values:
-            parts.append(f'{key}=~"{_regex(sorted(values))}"')
-    return f"{metric}{{{','.join(parts)}}}"
-
-
 def panel_selectors(
-    panel: Panel, *, model: str, instances: list[str], hosts: list[str], gpus: list[str]
+    panel: Panel, *, model: str | None, instances: list[str], hosts: list[str], gpus: list[str]
 ) -> list[str]:
-    """Return the selectors of one panel for the model's instances and hosts."""
+    """Return the selectors of one panel for the model's instances and hosts (none: none)."""
+    if panel.scope == "fixed":
+        return list(panel.selectors)
     if panel.scope == "model":
-        labels = {"model": [model], "instance": instances}
+        if not model and not instances:
+            return []
+        labels = {"model": [model] if model else [], "instance": instances}
     elif panel.scope == "instance":
         labels = {"instance": instances} if instances else {"host": hosts}
     else:
         labels = {"host": hosts}
         if panel.scope == "gpu" and gpus:
             labels["gpu"] = gpus
-    if not labels.get("host", True) and panel.scope in ("host", "gpu"):
-        return []
+    if not any(labels.values()):
+        return []  # never the whole fleet's series
     return [selector(m, labels) for m in panel.metrics]
 
 
-def model_scope(topology: dict, model: str) -> tuple[list[str], list[str]]:
+def model_scope(topology: dict, model: str | None) -> tuple[list[str], list[str]]:
     """Return the instances serving a model and the hosts they run on, from the topology."""
-    edges = topology.get("edges", [])
+    if not model:
+        return [], []
+    edges = [e for e in topology.get("edges") or [] if e.get("from") and e.get("to")]
     instances = sorted(
         e["from"].removeprefix("instance:")
         for e in edges
-        if e.get("kind") == "serves" and e.get("to") == f"model:{model}"
+        if e.get("kind") == "serves" and e["to"] == f"model:{model}"
     )
     hosts = sorted(
         {
@@ -128,9 +124,9 @@ def model_scope(topology: dict, model: str) -> tuple[list[str], list[str]]:
 def models_of(topology: dict, slas: list[dict]) -> list[str]:
     """Return the model names known from the topology and the SLAs."""
     names = {
-        n["id"].removeprefix("model:")
-        for n in topology.get("nodes", [])
+        str(n.get("id", "")).removeprefix("model:")
+        for n in topology.get("nodes") or []
         if n.get("kind") == "model"
     }
-    names |= {s.get("labels", {}).get("model") for s in slas} - {None}
-    return sorted(names)
+    names |= {(s.get("labels") or {}).get("model") for s in slas}
+    return sorted(n for n in names if n)

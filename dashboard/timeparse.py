@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
 
+MAX_TS = 1e11  # unix seconds the service accepts (year 5138)
 PRESETS = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400}
 DEFAULT_PRESET = "6h"
 
 
 def parse_when(text: str | None) -> float | None:
     """Parse unix seconds or an ISO 8601 time (UTC without a zone); None when absent or bad."""
-    if not text:
+    if not text or not isinstance(text, str):
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+        try:
+            moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+            value = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+        except (ValueError, OverflowError):
+            return None
+    return value if math.isfinite(value) and 0 <= value <= MAX_TS else None
 
 
 def preset_window(preset: str, now: float | None = None) -> tuple[float, float]:
@@ -34,7 +36,10 @@ def fmt(ts: float | None) -> str:
     """Format unix seconds as a short UTC time."""
     if ts is None:
         return "—"
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return str(ts)
 
 
 def axis_time(value) -> float:

@@ -58,7 +58,9 @@ def register(sub) -> None:
         "list outbox rows, newest first",
         "causeline alert outbox --status failed",
     )
-    outbox.add_argument("--status", choices=["pending", "sending", "sent", "failed", "silenced"])
+    outbox.add_argument(
+        "--status", choices=["pending", "sending", "sent", "failed", "silenced", "stale"]
+    )
     outbox.add_argument("--limit", type=int, default=50)
     add_database_option(outbox)
     outbox.set_defaults(func=outbox_cmd)

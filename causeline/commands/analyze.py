@@ -26,7 +26,8 @@ def register(sub) -> None:
         "--at",
         type=parse_time,
         default=None,
-        help="analyse the breach ongoing at this time (unix seconds or ISO 8601)",
+        help="analyse the breach ongoing at this time (unix seconds or ISO 8601); "
+        "with --sla and no --at: the latest breach in the stored data",
     )
     p.add_argument("--top", type=int, default=20, help="how many suspects to list")
     p.add_argument("--sla", default=None, help="analyse this stored SLA from the store's data")
@@ -158,20 +159,43 @@ def run(args) -> int:
 def _from_store(args) -> dict:
     """Analyse a stored SLA on the stored data around ``--at`` (default: the newest data)."""
     from causeline.cli import CliError
+    from causeline.commands.common import metric_source
     from causeline.commands.db import ensure_schema
     from correlator.process.snapshot import analyze_stored
     from correlator.store.engine import make_engine, resolve_database_url
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)
+    source = metric_source(args)  # $CAUSELINE_PROMETHEUS_URL, read here only
     engine = make_engine(url)
     try:
-        result = analyze_stored(engine, args.sla, args.at)
+        result = analyze_stored(engine, args.sla, args.at, source=source)
     finally:
         engine.dispose()
+        if source is not None:
+            source.close()
     if result is None:
         raise CliError(f"no SLA named {args.sla!r}; list them with GET /api/v1/slas")
+    _say_window(result)
     return result
+
+
+def _say_window(result: dict) -> None:
+    """Tell on stderr which breach and which stored window the analysis took."""
+    from correlator.analysis.render import when
+
+    w = result.get("window") or {}
+    how = {
+        "declared": "the latest declared breach",
+        "threshold": "the latest threshold breach in the stored data",
+    }.get(w.get("breach"), "the breach at --at")
+    where = f"imported incident {w['recording']}" if w.get("recording") else "the stored data"
+    base = ", with its baseline" if w.get("baseline") else ""
+    print(
+        f"analysed {how} ({when(result.get('breach_start'))}) on {where} "
+        f"from {when(w.get('start'))} to {when(w.get('end'))}{base}",
+        file=sys.stderr,
+    )
 
 
 def _from_prometheus(args) -> dict:

@@ -31,16 +31,16 @@ def register(sub) -> None:
     exp.add_argument(
         "--from",
         dest="start",
-        required=True,
+        default=None,
         type=parse_time,
-        help="window start: unix seconds or ISO 8601",
+        help="window start: unix seconds or ISO 8601 (default: the newest imported incident's)",
     )
     exp.add_argument(
         "--to",
         dest="end",
-        required=True,
+        default=None,
         type=parse_time,
-        help="window end: unix seconds or ISO 8601",
+        help="window end: unix seconds or ISO 8601 (default: the newest imported incident's)",
     )
     exp.add_argument(
         "--sla", default=None, help="SLA to write as sla.json (needed when several are stored)"
@@ -87,6 +87,7 @@ def _engine(url):
 
 def import_cmd(args) -> int:
     """Validate the whole bundle, then store it in one transaction."""
+    from correlator.analysis.render import when
     from correlator.bundle import BundleError, read_bundle
     from correlator.store.bundles import import_bundle
 
@@ -103,21 +104,41 @@ def import_cmd(args) -> int:
         f"imported {args.bundle}: {summary.series} series, {summary.samples:,} samples "
         f"({summary.inserted:,} new), {summary.changes} changes, SLA {bundle.sla['name']!r}"
     )
+    if summary.window is not None:
+        declared = bundle.sla.get("breach_start")
+        print(
+            f"  incident window {when(summary.window[0])} to {when(summary.window[1])}"
+            + (f", declared breach {when(declared)}" if declared is not None else "")
+            + (
+                f", baseline of {summary.baseline_series} series kept"
+                if summary.baseline_series
+                else ", no baseline"
+            )
+        )
+    for what in summary.skipped:
+        print(f"  skipped: {what}")
     return 0
 
 
 def export_cmd(args) -> int:
     """Write the window's series, changes, topology and SLA as a bundle folder."""
     from correlator.bundle import write_bundle
-    from correlator.store.bundles import ExportError, export_bundle
+    from correlator.store.bundles import ExportError, export_bundle, recorded_window
 
     if args.prometheus:
+        if args.start is None or args.end is None:
+            raise CliError("with --prometheus give the window with --from and --to")
         return _export_prometheus(args)
     if args.sla_file:
         raise CliError("--sla-file goes with --prometheus URL")
+    if (args.start is None) != (args.end is None):
+        raise CliError("give both --from and --to, or neither (the newest imported incident)")
     engine = _engine(args.database_url)
     try:
-        bundle = export_bundle(engine=engine, start=args.start, end=args.end, sla_name=args.sla)
+        start, end = args.start, args.end
+        if start is None:
+            start, end = recorded_window(engine=engine, sla_name=args.sla)
+        bundle = export_bundle(engine=engine, start=start, end=end, sla_name=args.sla)
     except ExportError as exc:
         raise CliError(str(exc)) from exc
     finally:

@@ -43,3 +43,42 @@ def parse_time(text: str) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+def add_prometheus_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--prometheus URL`` and ``--mapping FILE`` (default: $CAUSELINE_PROMETHEUS_*)."""
+    parser.add_argument(
+        "--prometheus",
+        metavar="URL",
+        default=None,
+        help="read the metrics the mapping names from this Prometheus-compatible server "
+        "(default: $CAUSELINE_PROMETHEUS_URL, else everything from the store)",
+    )
+    parser.add_argument(
+        "--mapping",
+        metavar="FILE",
+        default=None,
+        help="with a Prometheus URL: the mapping YAML "
+        "(default: $CAUSELINE_PROMETHEUS_MAPPING, else the built-in mapping)",
+    )
+
+
+def prometheus_settings(args: argparse.Namespace) -> dict:
+    """Return the ServiceSettings fields that --prometheus and --mapping set."""
+    given = {
+        "prometheus_url": getattr(args, "prometheus", None),
+        "prometheus_mapping": getattr(args, "mapping", None),
+    }
+    return {k: v for k, v in given.items() if v}
+
+
+def metric_source(args: argparse.Namespace):
+    """Return the Prometheus source the options (else CAUSELINE_PROMETHEUS_*) name, or None."""
+    from causeline.cli import CliError
+    from correlator.promsource import MappingError, source_from_settings
+    from correlator.settings import ServiceSettings
+
+    try:
+        return source_from_settings(ServiceSettings(**prometheus_settings(args)))
+    except MappingError as exc:
+        raise CliError(str(exc)) from exc

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
 from causeline.cli import CliError
-from causeline.commands.common import parse_time, subparser
+from causeline.commands.common import add_prometheus_option, metric_source, parse_time, subparser
 from causeline.commands.process_common import (
     add_common,
     author_of,
@@ -53,6 +54,7 @@ def register(sub) -> None:
     ev = acts.add_parser("evaluate", help="check every SLA once and open/resolve incidents")
     ev.add_argument("--at", type=parse_time, default=None, help="as of this time (default: now)")
     add_common(ev)
+    add_prometheus_option(ev)
     ev.set_defaults(func=evaluate_cmd)
 
 
@@ -147,9 +149,15 @@ def evaluate_cmd(args) -> int:
     """Run one evaluation pass."""
     from correlator.process.evaluator import evaluate_once, holder_name
 
+    source = metric_source(args)
     engine = open_engine(args.database_url)
     try:
-        show(evaluate_once(engine, holder=holder_name(), now=args.at))
+        report = evaluate_once(engine, holder=holder_name(), now=args.at, source=source)
+        show(report)
+        if report.get("reason"):
+            print(f"nothing opened or resolved: {report['reason']}", file=sys.stderr)
     finally:
         engine.dispose()
+        if source is not None:
+            source.close()
     return 0

@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 
 from causeline.cli import CliError
-from causeline.commands.common import add_database_option, subparser
+from causeline.commands.common import (
+    add_database_option,
+    add_prometheus_option,
+    prometheus_settings,
+    subparser,
+)
 
 APP_FACTORY = "correlator.api.app:create_app"
 
@@ -35,6 +40,7 @@ def register(sub) -> None:
     p.add_argument(
         "--no-alerts", action="store_true", help="do not send chat/Alertmanager messages"
     )
+    add_prometheus_option(p)
     p.set_defaults(func=run)
 
 
@@ -44,6 +50,7 @@ def run(args) -> int:
 
     from causeline.commands.db import ensure_schema
     from correlator.api.app import create_app
+    from correlator.promsource import MappingError, source_from_settings
     from correlator.settings import ServiceSettings
     from correlator.store.engine import resolve_database_url
 
@@ -54,7 +61,12 @@ def run(args) -> int:
         bind_host=args.host,
         evaluator_enabled=not args.no_evaluator,
         alert_worker_enabled=not args.no_alerts,
+        **prometheus_settings(args),
     )
+    try:
+        source = source_from_settings(settings)  # fails early on a bad mapping file
+    except MappingError as exc:
+        raise CliError(str(exc)) from exc
     print(
         f"causeline service on http://{args.host}:{args.port} (database {_safe(url)})", flush=True
     )
@@ -62,14 +74,24 @@ def run(args) -> int:
     if args.workers > 1:
         if url.startswith("sqlite"):
             raise CliError("--workers > 1 needs PostgreSQL: SQLite allows one writer at a time")
-        # Each worker process builds its own app from the same settings, passed by environment.
-        for name, value in settings.model_dump().items():
-            if value is not None:
-                os.environ[f"CAUSELINE_{name.upper()}"] = str(value)
+        # uvicorn's factory takes no arguments: each worker process rebuilds these settings
+        # (and from them its own metric source) from the CAUSELINE_* variables it inherits.
+        os.environ.update(worker_environment(settings))
+        if source is not None:
+            source.close()
         uvicorn.run(APP_FACTORY, factory=True, workers=args.workers, **options)
     else:
-        uvicorn.run(create_app(settings), **options)
+        uvicorn.run(create_app(settings, source=source), **options)
     return 0
+
+
+def worker_environment(settings) -> dict[str, str]:
+    """Return the CAUSELINE_* variables from which a worker process rebuilds the settings."""
+    return {
+        f"CAUSELINE_{name.upper()}": str(value)
+        for name, value in settings.model_dump().items()
+        if value is not None
+    }
 
 
 def _safe(url: str) -> str:

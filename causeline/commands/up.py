@@ -7,7 +7,12 @@ import threading
 import time
 from urllib.parse import urlencode
 
-from causeline.commands.common import add_database_option, subparser
+from causeline.commands.common import (
+    add_database_option,
+    add_prometheus_option,
+    prometheus_settings,
+    subparser,
+)
 
 
 def _add_server_options(p) -> None:
@@ -20,6 +25,7 @@ def _add_server_options(p) -> None:
         help="trusted auth-proxy header naming the person, e.g. X-Forwarded-User "
         "(default: $CAUSELINE_DASHBOARD_USER_HEADER)",
     )
+    add_prometheus_option(p)
 
 
 def register(sub) -> None:
@@ -53,7 +59,14 @@ def service_token(engine, label: str = "dashboard-up") -> tuple[str, str]:
         return name, create_token(conn=conn, name=name)
 
 
-def build_app(*, database_url: str, host: str, port: int, user_header: str | None = None):
+def build_app(
+    *,
+    database_url: str,
+    host: str,
+    port: int,
+    user_header: str | None = None,
+    prometheus: dict | None = None,
+):
     """Return the FastAPI service with the Dash dashboard mounted at / and the token's name."""
     from a2wsgi import WSGIMiddleware
     from starlette.middleware.gzip import GZipMiddleware
@@ -65,11 +78,15 @@ def build_app(*, database_url: str, host: str, port: int, user_header: str | Non
     from dashboard.settings import DashboardSettings
 
     engine = make_engine(database_url)
-    token_name, secret = service_token(engine)
     service = ServiceSettings(
-        database_url=database_url, bind_host=host, evaluator_enabled=True, alert_worker_enabled=True
+        database_url=database_url,
+        bind_host=host,
+        evaluator_enabled=True,
+        alert_worker_enabled=True,
+        **(prometheus or {}),
     )
-    app = create_app(service, engine=engine)
+    app = create_app(service, engine=engine)  # a bad mapping file fails here, before the token
+    token_name, secret = service_token(engine)
     settings = DashboardSettings(
         api_url=f"http://127.0.0.1:{port}", api_token=secret, bind_host=host
     )
@@ -94,12 +111,23 @@ def _serve(args, after_start=None) -> int:
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
+    from causeline.cli import CliError
     from causeline.commands.db import ensure_schema
+    from correlator.promsource import MappingError
     from correlator.store.engine import resolve_database_url
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)
-    app = build_app(database_url=url, host=args.host, port=args.port, user_header=args.user_header)
+    try:
+        app = build_app(
+            database_url=url,
+            host=args.host,
+            port=args.port,
+            user_header=args.user_header,
+            prometheus=prometheus_settings(args),
+        )
+    except MappingError as exc:
+        raise CliError(str(exc)) from exc
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     base = f"http://{shown}:{args.port}"
     server = uvicorn.Server(

@@ -14,13 +14,14 @@ from correlator.alerts.channels import format_module
 from correlator.alerts.messages import build_message, suspect_key
 from correlator.alerts.routes import load_config
 from correlator.alerts.silences import silenced_until
+from correlator.promsource.reader import PromSourceError
 from correlator.store.catalog import get_sla
 from correlator.store.dialect import upsert_insert
 from correlator.store.tables import AlertOutbox
-from correlator.store.windows import sla_series
+from correlator.store.windows import MetricSource, sla_series
 
 log = logging.getLogger(__name__)
-STATUSES = ("pending", "sending", "sent", "failed", "silenced")
+STATUSES = ("pending", "sending", "sent", "failed", "silenced", "stale")
 AGGREGATES = {
     "max": max,
     "min": min,
@@ -29,15 +30,33 @@ AGGREGATES = {
 }
 
 
-def current_value(*, conn: Connection, sla: dict | None, now: float) -> float | None:
+def current_value(
+    *, conn: Connection, sla: dict | None, now: float, source: MetricSource | None = None
+) -> float | None:
     """Return the SLA's aggregate over each covered series' newest sample in the last hour."""
     if not sla or not sla.get("metric"):
         return None
-    series = sla_series(conn=conn, sla=sla, start=now - 3600.0, end=now)
+    try:
+        series = sla_series(conn=conn, sla=sla, start=now - 3600.0, end=now, source=source)
+    except PromSourceError as exc:  # the message goes out without the value
+        log.warning("current value of SLA %r unavailable: %s", sla.get("name"), exc)
+        return None
     last = [float(s.values[-1]) for s in series if len(s.values)]
     if not last:
         return None
     return AGGREGATES.get(sla.get("aggregate") or "max", max)(last)
+
+
+def too_old(now: float, settings) -> str:
+    """Say why a message about data as of ``now`` is too old to send ('' when it is not)."""
+    limit = getattr(settings, "alert_max_age_seconds", None)
+    age = time.time() - now
+    if not limit or age <= limit:
+        return ""
+    return (
+        f"about data {age / 3600:.1f} h old, over alert_max_age_seconds ({limit:g} s): "
+        "recorded, not sent"
+    )
 
 
 def _rows_of(conn: Connection, incident_id: int) -> list[AlertOutbox]:
@@ -60,12 +79,14 @@ def enqueue_incident_event(
     settings,
     now: float | None = None,
     value: float | None = None,
+    source: MetricSource | None = None,
 ) -> int:
     """Write the incident event's message for every routed channel; return rows written.
 
     Call it inside the transaction that changes the incident. ``incident`` is the API form
     (``get_incident``). A repeated call adds nothing; ``updated`` adds rows only when the
-    top suspect changed since the last message.
+    top suspect changed since the last message. ``source`` serves the SLA's current value
+    when its metric is kept outside the store (Prometheus).
     """
     now = time.time() if now is None else now
     try:
@@ -79,7 +100,7 @@ def enqueue_incident_event(
     if value is None:
         value = incident.get("value")
     if value is None:
-        value = current_value(conn=conn, sla=sla, now=now)
+        value = current_value(conn=conn, sla=sla, now=now, source=source)
     message = build_message(
         incident, event, sla=sla, public_url=settings.public_url, value=value, now=now
     )
@@ -89,6 +110,7 @@ def enqueue_incident_event(
     if event == "updated" and (not earlier or earlier[-1].top_suspect == top):
         return 0  # nothing said yet (the opened message carries it) or the same top suspect
     n_updates = sum(1 for r in earlier if r.event == "updated")
+    stale = too_old(now, settings)
     written = 0
     for channel in config.route(message.labels):
         mod = format_module(channel.kind)
@@ -99,6 +121,10 @@ def enqueue_incident_event(
         until = silenced_until(conn=conn, labels=message.labels, channel=channel.name, now=now)
         if mine and all(r.status == "silenced" for r in mine):
             until = until or max(r.silenced_until or 0 for r in mine)  # nothing was said
+        if stale or (mine and all(r.status == "stale" for r in mine)):
+            status, until, error = "stale", None, stale or "the incident was never announced"
+        else:
+            status, error = ("silenced" if until else "pending"), ""
         row = {
             "dedup_key": _key(message.incident_id, event, channel.name, top, n_updates),
             "incident_id": message.incident_id,
@@ -108,14 +134,14 @@ def enqueue_incident_event(
             "payload": payload,
             "labels": message.labels,
             "top_suspect": top[:500],
-            "status": "silenced" if until else "pending",
+            "status": status,
             "silenced_until": until,
             "attempts": 0,
             "next_attempt_at": 0,
             "claimed_by": "",
             "claimed_until": 0,
             "created_at": round(now * 1000),
-            "last_error": "",
+            "last_error": error,
         }
         stmt = upsert_insert(conn, AlertOutbox).values(**row)
         stmt = stmt.on_conflict_do_nothing(index_elements=["dedup_key"])

@@ -31,10 +31,13 @@ SWEEP_WINDOW_S = 3600.0
 class OutboxWorker:
     """Send pending outbox rows; safe with several processes on one PostgreSQL."""
 
-    def __init__(self, engine: Engine, settings, *, holder: str, transport=None, rng=None):
+    def __init__(
+        self, engine: Engine, settings, *, holder: str, transport=None, rng=None, source=None
+    ):
         self.engine = engine
         self.settings = settings
         self.holder = holder
+        self.source = source  # serves SLA values kept outside the store (Prometheus)
         self.transport = transport or HttpTransport(settings.alert_http_timeout_seconds)
         self.rng = rng or random.Random()
         self._last_sweep = 0.0
@@ -85,7 +88,11 @@ class OutboxWorker:
                 incident = get_incident(conn=conn, incident_id=incident_id)
                 if incident is not None and incident["status"] == "open":
                     written += enqueue_incident_event(
-                        conn=conn, incident=incident, event="opened", settings=self.settings
+                        conn=conn,
+                        incident=incident,
+                        event="opened",
+                        settings=self.settings,
+                        source=self.source,
                     )
         return written
 

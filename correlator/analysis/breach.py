@@ -75,15 +75,16 @@ def wrong_side(values: np.ndarray, op: str, threshold: float) -> np.ndarray:
         return values > threshold if op == ">" else values < threshold
 
 
-def find_breach(
-    times: np.ndarray, values: np.ndarray, *, op: str, threshold: float, for_seconds: float
-) -> Breach:
-    """Find the first time the values stayed on the wrong side for ``for_seconds``, and the end.
+def _held(
+    times: np.ndarray, values: np.ndarray, op: str, threshold: float, for_seconds: float
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Return the valued times, where each is wrong, and where each run first held long enough.
 
     Points without a value are skipped: they neither break nor extend a run.
     """
     present = np.isfinite(values)
     t, bad = times[present], wrong_side(values[present], op, threshold)
+    held: list[int] = []
     run_start = None
     for i in range(t.size):
         if not bad[i]:
@@ -91,11 +92,29 @@ def find_breach(
             continue
         if run_start is None:
             run_start = t[i]
-        if t[i] - run_start >= for_seconds:
-            later = np.flatnonzero(~bad[i:])
-            end = float(t[i + later[0]]) if later.size else None
-            return Breach(float(t[i]), end)
-    return Breach(None, None)
+        if t[i] - run_start >= for_seconds and (not held or t[held[-1]] < run_start):
+            held.append(i)
+    return t, bad, held
+
+
+def find_breach(
+    times: np.ndarray, values: np.ndarray, *, op: str, threshold: float, for_seconds: float
+) -> Breach:
+    """Find the first time the values stayed on the wrong side for ``for_seconds``, and the end."""
+    t, bad, held = _held(times, values, op, threshold, for_seconds)
+    if not held:
+        return Breach(None, None)
+    i = held[0]
+    later = np.flatnonzero(~bad[i:])
+    return Breach(float(t[i]), float(t[i + later[0]]) if later.size else None)
+
+
+def last_breach(
+    times: np.ndarray, values: np.ndarray, *, op: str, threshold: float, for_seconds: float
+) -> float | None:
+    """Return when the last run on the wrong side had lasted ``for_seconds``; None if none did."""
+    t, _bad, held = _held(times, values, op, threshold, for_seconds)
+    return float(t[held[-1]]) if held else None
 
 
 def evaluate(series: list[Series], sla: dict, grid: Grid) -> tuple[Breach, np.ndarray, list[int]]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 
-def _when(ts: int | None) -> str:
+def when(ts: float | None) -> str:
+    """Return a time as people read it in UTC ('-' when unknown)."""
     if ts is None:
         return "-"
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -20,8 +21,8 @@ def render_text(result: dict, *, top: int = 10) -> str:
     how = "given" if result.get("breach_given") else "found"
     end = result.get("breach_end")
     lines.append(
-        f"Breach: {_when(result['breach_start'])} ({how})"
-        + (f", back to normal {_when(end)}" if end else ", not over in the data")
+        f"Breach: {when(result['breach_start'])} ({how})"
+        + (f", back to normal {when(end)}" if end else ", not over in the data")
     )
     sc = result.get("scope") or {}
     if sc.get("kind") == "local":

@@ -23,6 +23,7 @@ from correlator.api.routes import (
     hooks,
     incidents,
     ingest,
+    labels,
     models,
     oncall,
     series,
@@ -30,6 +31,7 @@ from correlator.api.routes import (
 )
 from correlator.process.autoscale import BacklogCollector
 from correlator.process.evaluator import holder_name, run_evaluator
+from correlator.promsource import source_from_settings
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
 from correlator.store.ingest import SeriesCache
@@ -39,6 +41,7 @@ ROUTERS = [
     health.router,
     ingest.router,
     series.router,
+    labels.router,
     catalog.router,
     fingerprints.router,
     changes.router,
@@ -68,10 +71,13 @@ def _openapi(app: FastAPI):
     return build
 
 
-def create_app(settings: ServiceSettings | None = None, *, engine=None) -> FastAPI:
-    """Return the service app; the engine is made from the settings unless given."""
+def create_app(settings: ServiceSettings | None = None, *, engine=None, source=None) -> FastAPI:
+    """Return the service app; the engine and metric source come from the settings unless given."""
     settings = settings or ServiceSettings()
     engine = engine if engine is not None else make_engine(settings.database_url)
+    # Built once (None without prometheus_url: the store only) and handed to the evaluator,
+    # the outbox worker and the routes; nothing below reads the environment for it.
+    source = source if source is not None else source_from_settings(settings)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
@@ -84,11 +90,14 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None) -> FastA
                     lease_seconds=settings.lease_seconds,
                     holder=_app.state.evaluator_holder,
                     settings=settings,
+                    source=source,
                 )
             )
         alert_worker = alert_task = None
         if settings.alert_worker_enabled:
-            alert_worker = OutboxWorker(engine, settings, holder=_app.state.evaluator_holder)
+            alert_worker = OutboxWorker(
+                engine, settings, holder=_app.state.evaluator_holder, source=source
+            )
             alert_task = asyncio.create_task(
                 alert_worker.run(settings.alert_worker_interval_seconds)
             )
@@ -105,6 +114,8 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None) -> FastA
                     await running
         if alert_worker is not None:
             alert_worker.close()
+        if source is not None:
+            source.close()
         engine.dispose()
 
     app = FastAPI(
@@ -115,6 +126,7 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None) -> FastA
     )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.metric_source = source
     app.state.series_cache = SeriesCache()
     app.state.tokens = TokenChecker(engine, settings.token_cache_seconds)
     app.state.evaluator_holder = holder_name()

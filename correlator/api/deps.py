@@ -1,4 +1,4 @@
-"""FastAPI dependency aliases for the app's engine and settings."""
+"""FastAPI dependency aliases for the app's engine, settings and metric source."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy import Engine
 
+from correlator.promsource import PrometheusSource
 from correlator.settings import ServiceSettings
 
 
@@ -20,5 +21,11 @@ def get_settings(request: Request) -> ServiceSettings:
     return request.app.state.settings
 
 
+def get_source(request: Request) -> PrometheusSource | None:
+    """Return the app's metric source for metrics kept outside the store (None: store only)."""
+    return request.app.state.metric_source
+
+
 EngineDep = Annotated[Engine, Depends(get_engine)]
 SettingsDep = Annotated[ServiceSettings, Depends(get_settings)]
+SourceDep = Annotated[PrometheusSource | None, Depends(get_source)]

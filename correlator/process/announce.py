@@ -6,24 +6,32 @@ from sqlalchemy import Connection
 
 from correlator.alerts.outbox import enqueue_incident_event
 from correlator.store.incidents import get_incident, resolve_incident, set_snapshot
+from correlator.store.windows import MetricSource
 
 
-def _announce(conn: Connection, incident_id: int, event: str, settings, now: float) -> None:
+def _announce(conn: Connection, incident_id: int, event: str, settings, now: float, source) -> None:
     if settings is None:
         return
     incident = get_incident(conn=conn, incident_id=incident_id)
     if incident is not None:
         enqueue_incident_event(
-            conn=conn, incident=incident, event=event, settings=settings, now=now
+            conn=conn, incident=incident, event=event, settings=settings, now=now, source=source
         )
 
 
 def snapshot_and_announce(
-    *, conn: Connection, incident_id: int, snapshot: dict, now: float, settings, event: str
+    *,
+    conn: Connection,
+    incident_id: int,
+    snapshot: dict,
+    now: float,
+    settings,
+    event: str,
+    source: MetricSource | None = None,
 ) -> None:
     """Store a suspects snapshot and queue the opened/updated message with it."""
     set_snapshot(conn=conn, incident_id=incident_id, snapshot=snapshot, now=now)
-    _announce(conn, incident_id, event, settings, now)
+    _announce(conn, incident_id, event, settings, now, source)
 
 
 def resolve_and_announce(
@@ -34,11 +42,12 @@ def resolve_and_announce(
     by: str,
     settings,
     breach_end: float | None = None,
+    source: MetricSource | None = None,
 ) -> bool:
     """Resolve an open incident and queue the resolved message; False when it was not open."""
     if not resolve_incident(
         conn=conn, incident_id=incident_id, now=now, by=by, breach_end=breach_end
     ):
         return False
-    _announce(conn, incident_id, "resolved", settings, now)
+    _announce(conn, incident_id, "resolved", settings, now, source)
     return True

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from correlator.analysis.render import when
 from correlator.process.announce import resolve_and_announce, snapshot_and_announce
 from correlator.process.live import sla_state
 from correlator.process.snapshot import build_snapshot
@@ -23,9 +24,10 @@ from correlator.store.incidents import (
     open_incident,
     open_incident_for,
 )
-from correlator.store.lease import take_lease
+from correlator.store.lease import lease_holder, take_lease
+from correlator.store.recordings import list_recordings
 from correlator.store.tables import Incident
-from correlator.store.windows import sla_series
+from correlator.store.windows import MetricSource, sla_series
 
 LEASE = "sla-evaluator"
 # Grid phase moves a little as the window slides: starts this close are the same breach.
@@ -59,40 +61,31 @@ def _same_breach(last: Incident, start: float) -> bool:
 
 
 def _check(
-    engine: Engine, sla: dict, *, now: float, holder: str, report: dict, settings=None
+    engine: Engine,
+    sla: dict,
+    *,
+    now: float,
+    holder: str,
+    report: dict,
+    settings=None,
+    source: MetricSource | None = None,
 ) -> None:
     with engine.connect() as conn:
-        state = sla_state(sla_series(conn=conn, sla=sla, start=now - _lookback(sla), end=now), sla)
+        found = sla_series(conn=conn, sla=sla, start=now - _lookback(sla), end=now, source=source)
+    state = sla_state(found, sla)
     name = sla["name"]
+    report["slas"][name] = _say_state(state, sla, now)
     if state.breaching:
-        try:
-            with write_transaction(engine) as conn:
-                if open_incident_for(conn=conn, sla=name) is not None:
-                    return
-                last = _last_resolved(conn, name)
-                if last is not None and _same_breach(last, state.start):
-                    return  # resolved by hand while this same breach goes on
-                incident_id = open_incident(
-                    conn=conn,
-                    sla=name,
-                    severity=sla.get("severity") or "major",
-                    breach_start=state.start,
-                    now=now,
-                    by=holder,
-                )
-        except IntegrityError:
-            return  # another process opened it first
-        report["opened"].append(incident_id)
-        snap = build_snapshot(engine, sla_name=name, breach_start=state.start, now=now)
-        with write_transaction(engine) as conn:
-            snapshot_and_announce(
-                conn=conn,
-                incident_id=incident_id,
-                snapshot=snap,
-                now=now,
-                settings=settings,
-                event="opened",
-            )
+        _open(
+            engine,
+            sla,
+            start=state.start,
+            now=now,
+            holder=holder,
+            report=report,
+            settings=settings,
+            source=source,
+        )
     elif state.known and state.ok_since is not None:
         with write_transaction(engine) as conn:
             row = open_incident_for(conn=conn, sla=name)
@@ -105,6 +98,7 @@ def _check(
                 by="evaluator",
                 breach_end=state.ok_since,
                 settings=settings,
+                source=source,
             )
             add_note(
                 conn=conn,
@@ -117,6 +111,117 @@ def _check(
         report["resolved"].append(row.id)
 
 
+def _say_state(state, sla: dict, now: float) -> str:
+    """Return the SLA's state as evaluated, in words."""
+    if not state.known:
+        return f"no data in the {_lookback(sla):g} s before {when(now)}"
+    if state.breaching:
+        return f"breaching since {when(state.start)}"
+    return f"within its objective at {when(state.last_ts)} (value {state.last_value:g})"
+
+
+def _check_declared(
+    engine: Engine,
+    sla: dict,
+    *,
+    now: float,
+    holder: str,
+    report: dict,
+    settings=None,
+    source: MetricSource | None = None,
+) -> None:
+    """Open the incident of an imported, declared breach ongoing at ``now``."""
+    name = sla["name"]
+    with engine.connect() as conn:
+        ongoing = [
+            w
+            for w in list_recordings(conn=conn, sla=name)
+            if w.breach_start is not None and w.breach_start <= now <= w.end
+        ]
+    if not ongoing:
+        report["slas"][name] = f"no declared breach ongoing at {when(now)}"
+        return
+    start = max(w.breach_start for w in ongoing if w.breach_start is not None)
+    report["slas"][name] = f"declared breach since {when(start)} (imported)"
+    _open(
+        engine,
+        sla,
+        start=start,
+        now=now,
+        holder=holder,
+        report=report,
+        settings=settings,
+        source=source,
+    )
+
+
+def _open(
+    engine: Engine,
+    sla: dict,
+    *,
+    start: float,
+    now: float,
+    holder: str,
+    report: dict,
+    settings,
+    source: MetricSource | None,
+) -> None:
+    """Open the SLA's incident for a breach since ``start`` unless this breach has had one."""
+    name = sla["name"]
+    try:
+        with write_transaction(engine) as conn:
+            if open_incident_for(conn=conn, sla=name) is not None:
+                return
+            if _known_breach(conn, name, start):
+                return  # resolved already (by hand while it goes on, or it was imported)
+            incident_id = open_incident(
+                conn=conn,
+                sla=name,
+                severity=sla.get("severity") or "major",
+                breach_start=start,
+                now=now,
+                by=holder,
+            )
+    except IntegrityError:
+        return  # another process opened it first
+    report["opened"].append(incident_id)
+    snap = build_snapshot(engine, sla_name=name, breach_start=start, now=now, source=source)
+    with write_transaction(engine) as conn:
+        snapshot_and_announce(
+            conn=conn,
+            incident_id=incident_id,
+            snapshot=snap,
+            now=now,
+            settings=settings,
+            event="opened",
+            source=source,
+        )
+
+
+def _known_breach(conn, sla: str, start: float) -> bool:
+    """Say whether a breach since ``start`` already had its incident (open or resolved)."""
+    stmt = select(Incident.id).where(
+        Incident.sla == sla,
+        Incident.breach_start >= start - SAME_BREACH_S,
+        Incident.breach_start <= start + SAME_BREACH_S,
+    )
+    if conn.execute(stmt).first() is not None:
+        return True
+    last = _last_resolved(conn, sla)  # resolved by hand while the same run goes on
+    return (
+        last is not None
+        and start >= last.breach_start - SAME_BREACH_S
+        and _same_breach(last, start)
+    )
+
+
+def _why_idle(report: dict) -> str:
+    """Say why a pass opened and resolved nothing."""
+    if not report["slas"]:
+        return "no SLA is stored with a threshold or an imported declared breach"
+    return "no SLA changed state: " + "; ".join(f"{k}: {v}" for k, v in report["slas"].items())
+
+
 def evaluate_once(
     engine: Engine,
     *,
@@ -124,6 +229,7 @@ def evaluate_once(
     now: float | None = None,
     lease_seconds: float = 90.0,
     settings=None,
+    source: MetricSource | None = None,
 ) -> dict:
     """Check every SLA once if this process holds the lease; return what changed."""
     now = time.time() if now is None else now
@@ -135,20 +241,41 @@ def evaluate_once(
     report: dict = {
         "held_lease": held,
         "holder": holder,
+        "at": now,
         "opened": [],
         "resolved": [],
         "checked": 0,
+        "slas": {},
     }
     if not held:
+        with engine.connect() as conn:
+            other = lease_holder(conn=conn, name=LEASE, now=time.time())
+        report["reason"] = (
+            f"the evaluator lease is held by {other or 'another process'}: that process "
+            "evaluates every few seconds; to evaluate a past time, ask it "
+            "(POST /api/v1/evaluate?at=T) or stop it"
+        )
         return report
     with engine.connect() as conn:
-        slas = [s for s in list_slas(conn=conn) if s.get("op") and s.get("threshold") is not None]
+        slas = list_slas(conn=conn)
+        declared = {w.sla for w in list_recordings(conn=conn) if w.breach_start is not None}
     for sla in slas:
+        if sla.get("op") and sla.get("threshold") is not None:
+            check = _check
+        elif sla["name"] in declared:
+            check = _check_declared
+        else:
+            continue
         try:
-            _check(engine, sla, now=now, holder=holder, report=report, settings=settings)
-        except Exception:  # one bad SLA must not stop the others
+            check(
+                engine, sla, now=now, holder=holder, report=report, settings=settings, source=source
+            )
+        except Exception as exc:  # one bad SLA must not stop the others
             log.exception("evaluating SLA %r failed", sla.get("name"))
+            report["slas"][sla["name"]] = f"failed: {exc}"
         report["checked"] += 1
+    if not report["opened"] and not report["resolved"]:
+        report["reason"] = _why_idle(report)
     return report
 
 
@@ -159,6 +286,7 @@ async def run_evaluator(
     lease_seconds: float,
     holder: str | None = None,
     settings=None,
+    source: MetricSource | None = None,
 ) -> None:
     """Evaluate every ``interval`` seconds until cancelled."""
     holder = holder or holder_name()
@@ -170,6 +298,7 @@ async def run_evaluator(
                 holder=holder,
                 lease_seconds=lease_seconds,
                 settings=settings,
+                source=source,
             )
         except Exception:
             log.exception("SLA evaluation pass failed")

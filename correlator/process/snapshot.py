@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from sqlalchemy import Engine
 
 from correlator.analysis import AnalysisError, SlaMatchError, analyze
+from correlator.analysis.render import when
 from correlator.process.chain import build_chain
+from correlator.process.history import latest_breach
+from correlator.promsource.reader import PromSourceError
 from correlator.store.catalog import get_sla, read_topology
 from correlator.store.changes import query_changes
 from correlator.store.oncall import who_is_on_call
+from correlator.store.recordings import read_baseline, recording_at
 from correlator.store.samples import time_bounds
-from correlator.store.windows import bundle_for_sla
+from correlator.store.windows import MetricSource, bundle_for_sla
 
 BEFORE_S = 4 * 3600.0
 AFTER_S = 15 * 60.0
@@ -24,33 +29,83 @@ def sla_model(sla: dict) -> str:
     return sla.get("model") or (sla.get("labels") or {}).get("model") or ""
 
 
-def analyze_window(engine: Engine, sla: dict, *, at: float | None, end: float) -> dict:
-    """Run the analysis on the stored window around ``at`` (or the newest data up to ``end``)."""
+def analyze_window(
+    engine: Engine,
+    sla: dict,
+    *,
+    at: float | None,
+    end: float,
+    given: bool = True,
+    source: MetricSource | None = None,
+) -> dict:
+    """Run the analysis on the stored window of the breach at ``at`` (else the newest data).
+
+    When ``at`` falls in an imported incident's window, that window and its baseline are
+    read, so the store answers as the bundle did; else BEFORE_S before ``at`` to AFTER_S
+    after it. ``given`` takes ``at`` as the breach start; otherwise the analysis looks for
+    the breach ongoing at ``at``, as ``analyze BUNDLE --at`` does.
+    """
     anchor = at if at is not None else end
     with engine.connect() as conn:
-        bundle = bundle_for_sla(
-            conn=conn, sla=sla, start=anchor - BEFORE_S, end=min(end, anchor + AFTER_S)
-        )
-    if at is not None:
+        recorded = recording_at(conn=conn, sla=sla["name"], at=anchor)
+        if recorded is not None:
+            start, stop = recorded.start, recorded.end
+            baseline = read_baseline(conn=conn, recording_id=recorded.id)
+        else:
+            start, stop, baseline = anchor - BEFORE_S, min(end, anchor + AFTER_S), None
+        bundle = bundle_for_sla(conn=conn, sla=sla, start=start, end=stop, source=source)
+    bundle.baseline = baseline
+    if given and at is not None:
         bundle.sla["breach_start"] = at
-    return analyze(bundle)
+        result = analyze(bundle)
+    else:
+        result = analyze(bundle, at=at)
+    result["window"] = {
+        "start": start,
+        "end": stop,
+        "recording": recorded.source if recorded is not None else None,
+        "baseline": baseline is not None,
+    }
+    return result
 
 
-def analyze_stored(engine: Engine, sla_name: str, at: float | None) -> dict | None:
-    """Analyse an SLA from stored data; None when no SLA has that name."""
+def analyze_stored(
+    engine: Engine, sla_name: str, at: float | None, *, source: MetricSource | None = None
+) -> dict | None:
+    """Analyse an SLA from stored data at ``at``, else at its latest breach; None if unknown."""
     with engine.connect() as conn:
         sla = get_sla(conn=conn, name=sla_name)
         bounds = time_bounds(conn=conn)
     if sla is None:
         return None
-    if bounds is None:
+    # The newest data: the store's newest sample, or now when Prometheus serves metrics too.
+    end = bounds[1] if bounds is not None else None
+    if source is not None:
+        end = max(end or 0.0, time.time())
+    if end is None:
         raise AnalysisError("no samples are stored")
-    if "op" not in sla and "breach_start" not in sla and at is None:
-        raise AnalysisError("the SLA has no threshold or breach start; give 'at'")
-    return analyze_window(engine, sla, at=at, end=bounds[1])
+    how = "given"
+    if at is None:
+        past = latest_breach(engine, sla, end=end, source=source)
+        if past is None:
+            raise AnalysisError(
+                f"no breach of SLA {sla_name!r} found in the stored data up to "
+                f"{when(end)}; give the breach time with --at"
+            )
+        at, how = past.start, past.how
+    result = analyze_window(engine, sla, at=at, end=end, given=False, source=source)
+    result["window"]["breach"] = how
+    return result
 
 
-def build_snapshot(engine: Engine, *, sla_name: str, breach_start: float, now: float) -> dict:
+def build_snapshot(
+    engine: Engine,
+    *,
+    sla_name: str,
+    breach_start: float,
+    now: float,
+    source: MetricSource | None = None,
+) -> dict:
     """Return the incident snapshot for an SLA breach, with the analysis run on stored data."""
     with engine.connect() as conn:
         sla = get_sla(conn=conn, name=sla_name) or {"name": sla_name, "metric": "", "labels": {}}
@@ -61,8 +116,10 @@ def build_snapshot(engine: Engine, *, sla_name: str, breach_start: float, now: f
         oncall = who_is_on_call(conn=conn, model=sla_model(sla), at=now)
     snap: dict = {"changes": changes, "oncall": {k: oncall[k] for k in ("algo", "infra")}}
     try:
-        result = analyze_window(engine, sla, at=breach_start, end=max(now, breach_start))
-    except (AnalysisError, SlaMatchError, ValueError) as exc:
+        result = analyze_window(
+            engine, sla, at=breach_start, end=max(now, breach_start), source=source
+        )
+    except (AnalysisError, SlaMatchError, ValueError, PromSourceError) as exc:
         log.warning("analysis of %r failed: %s", sla_name, exc)
         result = {"suspects": [], "scope": None}
         snap["analysis_error"] = str(exc)

@@ -73,6 +73,20 @@ class PrometheusReader:
         """Return one vocabulary metric's series in [start, end]."""
         return series_from_result(self.query_range(rule.query, start, end, step), rule)
 
+    def read_raw(
+        self, query: str, name: str, start: float, end: float, step: float | None = None
+    ) -> list[Series]:
+        """Return a PromQL query's series named ``name``, every label but ``__name__`` kept."""
+        rule = MetricRule(metric=name, query=query, keep_all=True, drop=("__name__",))
+        step = float(step or self.mapping.step_seconds)
+        return series_from_result(self.query_range(query, start, end, step), rule)
+
+    def close(self) -> None:
+        """Close the client's HTTP session, when it has one."""
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            close()
+
     def read(self, names, start: float, end: float, step: float | None = None) -> list[Series]:
         """Return the series of every named metric the mapping serves, in [start, end]."""
         step = float(step or self.mapping.step_seconds)

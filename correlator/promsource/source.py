@@ -1,9 +1,6 @@
-"""The Prometheus side of the per-metric choice: serves the mapped metrics for store windows."""
+"""The Prometheus side of the per-metric choice: mapped metrics, and raw selectors on request."""
 
 from __future__ import annotations
-
-import os
-from functools import lru_cache
 
 from correlator.bundle import Series
 from correlator.promsource.mapping import Mapping, load_mapping
@@ -12,11 +9,16 @@ from correlator.selector import Selector
 
 
 class PrometheusSource:
-    """A metric source for ``correlator.store.windows``: mapped metrics come from Prometheus."""
+    """A metric source for the store windows and the query API: mapped metrics, raw selectors."""
 
     def __init__(self, reader: PrometheusReader, *, step: float | None = None):
         self.reader = reader
         self.step = step
+
+    @property
+    def url(self) -> str:
+        """Return the server's URL."""
+        return self.reader.url
 
     @property
     def metrics(self) -> frozenset[str]:
@@ -27,11 +29,25 @@ class PrometheusSource:
         """Return the named metrics' series in [start, end]."""
         return self.reader.read(names, start, end, self.step)
 
-    def select(self, selector: Selector, *, start: float, end: float) -> list[Series]:
-        """Return the series a selector picks (label matchers applied after mapping)."""
+    def select(
+        self, selector: Selector, *, start: float, end: float, step: float | None = None
+    ) -> list[Series]:
+        """Return the mapped series a selector picks (label matchers applied after mapping)."""
         names = [selector.name] if selector.name else sorted(self.metrics)
-        found = self.read(names=names, start=start, end=end)
+        found = self.reader.read(names, start, end, step or self.step)
         return [s for s in found if selector.matches(s.name, s.labels)]
+
+    def select_raw(
+        self, selector: Selector, *, start: float, end: float, step: float | None = None
+    ) -> list[Series]:
+        """Return what a named selector picks on the server as it is (every label kept)."""
+        if not selector.name:
+            raise ValueError("a raw Prometheus read needs a metric name")
+        return self.reader.read_raw(selector.promql(), selector.name, start, end, step or self.step)
+
+    def close(self) -> None:
+        """Release the HTTP connections."""
+        self.reader.close()
 
 
 def make_source(
@@ -50,27 +66,13 @@ def make_source(
 
 
 def source_from_settings(settings) -> PrometheusSource | None:
-    """Return the configured source, or None when no Prometheus URL is set."""
+    """Return the source the settings' prometheus_* fields describe, or None without a URL."""
     if not getattr(settings, "prometheus_url", None):
         return None
-    return _cached(
+    return make_source(
         settings.prometheus_url,
         settings.prometheus_mapping,
-        settings.prometheus_step_seconds,
-        settings.prometheus_timeout_seconds,
-        settings.prometheus_retries,
+        step=settings.prometheus_step_seconds,
+        timeout=settings.prometheus_timeout_seconds,
+        retries=settings.prometheus_retries,
     )
-
-
-@lru_cache(maxsize=8)
-def _cached(url, mapping, step, timeout, retries) -> PrometheusSource:
-    return make_source(url, mapping, step=step, timeout=timeout, retries=retries)
-
-
-def source_from_env() -> PrometheusSource | None:
-    """Return the source CAUSELINE_PROMETHEUS_* variables configure, or None."""
-    if not os.environ.get("CAUSELINE_PROMETHEUS_URL"):
-        return None
-    from correlator.settings import ServiceSettings
-
-    return source_from_settings(ServiceSettings())

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sqlalchemy import Engine, select
@@ -20,6 +21,12 @@ from correlator.store.catalog import (
     upsert_topology,
 )
 from correlator.store.engine import write_transaction
+from correlator.store.recordings import (
+    list_recordings,
+    read_baseline,
+    recording_overlapping,
+    save_recording,
+)
 from correlator.store.samples import insert_rows, read_range, sample_rows
 from correlator.store.series import ensure_series
 from correlator.store.tables import Series as SeriesRow
@@ -39,21 +46,29 @@ class ImportSummary:
     samples: int
     inserted: int
     changes: int
+    window: tuple[float, float] | None = None
+    baseline_series: int = 0
+    skipped: list[str] = field(default_factory=list)
 
 
 def import_bundle(
-    *, engine: Engine, bundle: Bundle, progress: Progress | None = None
+    *, engine: Engine, bundle: Bundle, progress: Progress | None = None, now: float | None = None
 ) -> ImportSummary:
-    """Store a bundle's metrics, changes, topology and SLA in one transaction."""
-    items = {series_key(s.name, s.labels): (s.name, s.labels) for s in bundle.series}
-    total = sum(len(s.ts) for s in bundle.series)
+    """Store a bundle's metrics, changes, topology, SLA, window and baseline in one transaction."""
+    kept = [s for s in bundle.series if len(s.ts)]
+    items = {series_key(s.name, s.labels): (s.name, s.labels) for s in kept}
+    total = sum(len(s.ts) for s in kept)
     inserted = done = 0
+    sla = {k: v for k, v in bundle.sla.items() if k != "breach_start"}
+    window = (
+        (min(float(s.ts[0]) for s in kept), max(float(s.ts[-1]) for s in kept)) if kept else None
+    )
     with write_transaction(engine) as conn:
         ids = ensure_series(conn=conn, items=items)
         group: list[Series] = []
-        for i, s in enumerate(bundle.series):
+        for i, s in enumerate(kept):
             group.append(s)
-            if sum(len(g.ts) for g in group) < 50_000 and i + 1 < len(bundle.series):
+            if sum(len(g.ts) for g in group) < 50_000 and i + 1 < len(kept):
                 continue
             rows = sample_rows(
                 [ids[series_key(g.name, g.labels)] for g in group],
@@ -65,14 +80,48 @@ def import_bundle(
             group = []
             if progress:
                 progress(done, total)
-        if progress and not bundle.series:
+        if progress and not kept:
             progress(0, 0)
         upsert_changes(conn=conn, changes=bundle.changes)
         upsert_topology(conn=conn, topology=bundle.topology)
-        upsert_sla(conn=conn, sla=bundle.sla)
+        upsert_sla(conn=conn, sla=sla)
+        if window is not None:
+            save_recording(
+                conn=conn,
+                sla=sla["name"],
+                start=window[0],
+                end=window[1],
+                breach_start=bundle.sla.get("breach_start"),
+                source=bundle.path.name if bundle.path else "",
+                baseline=bundle.baseline,
+                now=time.time() if now is None else now,
+            )
     return ImportSummary(
-        series=len(items), samples=total, inserted=inserted, changes=len(bundle.changes)
+        series=len(items),
+        samples=total,
+        inserted=inserted,
+        changes=len(bundle.changes),
+        window=window,
+        baseline_series=len(bundle.baseline or []),
+        skipped=_skipped(bundle, kept),
     )
+
+
+def _skipped(bundle: Bundle, kept: list[Series]) -> list[str]:
+    """Say what of the bundle was not stored."""
+    out = []
+    empty = len(bundle.series) - len(kept)
+    if empty:
+        out.append(f"{empty} series with no samples")
+    if bundle.path is not None:
+        known = {"metrics", "changes", "topology", "sla", "baseline"}
+        for f in sorted(bundle.path.iterdir()):
+            stem = f.name.removesuffix(".gz").removesuffix(".json")
+            if f.name == "truth.json":
+                out.append("truth.json (ground truth for scoring; never read)")
+            elif stem not in known or not f.name.startswith(stem + ".json"):
+                out.append(f"{f.name} (not part of the bundle format)")
+    return out
 
 
 def export_bundle(
@@ -108,10 +157,28 @@ def export_bundle(
         ]
         changes = list_changes(conn=conn, start=start, end=end)
         topology = read_topology(conn=conn)
+        recorded = recording_overlapping(conn=conn, sla=sla["name"], start=start, end=end)
+        baseline = None
+        if recorded is not None:
+            baseline = read_baseline(conn=conn, recording_id=recorded.id)
+            if recorded.breach_start is not None:
+                sla = {**sla, "breach_start": recorded.breach_start}
     return Bundle(
         series=series,
         changes=changes,
         topology=topology,
         sla=sla,
+        baseline=baseline,
         extra={"samples": int(sum(np.size(s.ts) for s in series))},
     )
+
+
+def recorded_window(*, engine: Engine, sla_name: str | None) -> tuple[float, float]:
+    """Return the window of the newest recording (of one SLA when named), for an export."""
+    with engine.connect() as conn:
+        found = list_recordings(conn=conn, sla=sla_name)
+    if not found:
+        what = f"of SLA {sla_name!r} " if sla_name else ""
+        raise ExportError(f"no imported incident {what}is stored; give --from and --to")
+    last = max(found, key=lambda w: (w.end, w.id))
+    return last.start, last.end

@@ -10,6 +10,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -192,6 +193,28 @@ class ModelInstance(Base):
     created_at: Mapped[int] = mapped_column(BigInteger)
     author: Mapped[str] = mapped_column(String(200), default="")
     __table_args__ = (UniqueConstraint("model", "instance", name="uq_model_instance"),)
+
+
+class Recording(Base):
+    """An imported incident bundle: its window, declared breach and baseline recording.
+
+    The analysis of a bundle uses exactly the bundle's window and its baseline; keeping
+    both lets the store give the same answer as the bundle it came from.
+    """
+
+    __tablename__ = "recordings"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sla: Mapped[str] = mapped_column(String(200), index=True)
+    # Unix milliseconds of the first and last metric sample of the bundle.
+    start: Mapped[int] = mapped_column(BigInteger)
+    end: Mapped[int] = mapped_column(BigInteger)
+    # Set when the breach was declared by an outside alert (sla.json's breach_start).
+    breach_start: Mapped[float | None] = mapped_column(Double, nullable=True)
+    source: Mapped[str] = mapped_column(String(500), default="")
+    imported_at: Mapped[int] = mapped_column(BigInteger)
+    # The baseline recording, gzip-compressed Prometheus matrix JSON (FORMAT.md), or NULL.
+    baseline: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    __table_args__ = (UniqueConstraint("sla", "start", "end", name="uq_recordings_window"),)
 
 
 class Incident(Base):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Protocol
 
 from sqlalchemy import Connection, select
@@ -16,28 +15,12 @@ from correlator.store.tables import Series as SeriesRow
 
 
 class MetricSource(Protocol):
-    """Serves some metrics from outside the store (e.g. ``correlator.promsource``)."""
+    """Serves some metrics from outside the store (``correlator.promsource``); None: store only."""
 
     metrics: frozenset[str]
 
     def read(self, *, names, start: float, end: float) -> list[Series]:
         """Return the named metrics' series in [start, end]."""
-
-
-def configured_source() -> MetricSource | None:
-    """Return the source CAUSELINE_PROMETHEUS_URL configures, or None (store only)."""
-    if not os.environ.get("CAUSELINE_PROMETHEUS_URL"):
-        return None
-    from correlator.promsource.source import source_from_env
-
-    return source_from_env()
-
-
-def _pick(source: MetricSource | bool | None) -> MetricSource | None:
-    """Return the given source; ``None`` means the configured one, ``False`` store only."""
-    if source is False:
-        return None
-    return configured_source() if source is None else source
 
 
 def bundle_for_sla(
@@ -46,10 +29,9 @@ def bundle_for_sla(
     sla: dict,
     start: float,
     end: float,
-    source: MetricSource | bool | None = None,
+    source: MetricSource | None = None,
 ) -> Bundle:
     """Return a bundle of every series and change in [start, end] with the SLA given."""
-    source = _pick(source)
     outside = source.metrics if source is not None else frozenset()
     meta = {
         sid: (name, labels)
@@ -79,11 +61,10 @@ def sla_series(
     sla: dict,
     start: float,
     end: float,
-    source: MetricSource | bool | None = None,
+    source: MetricSource | None = None,
 ) -> list[Series]:
     """Return the series an SLA covers, with their samples in [start, end]."""
     selector = selector_from_labels(sla["metric"], sla.get("labels") or {})
-    source = _pick(source)
     if source is not None and sla["metric"] in source.metrics:
         found = source.read(names=[sla["metric"]], start=start, end=end)
         return [s for s in found if selector.matches(s.name, s.labels)]

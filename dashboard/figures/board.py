@@ -9,12 +9,15 @@ import plotly.graph_objects as go
 
 from dashboard.client import Series
 from dashboard.panels import Panel
+from dashboard.series_panels import ROLE_NAMES, variant_of
 
 PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#0891b2", "#ca8a04", "#db2777", "#4b5563")
 DASHES = {"p50": "dot", "p95": "dash", "p99": "solid", "transmit": "dash"}
 OWNER_COLOURS = {"algo": "#7c3aed", "infra": "#0f766e"}
 BREACH_FILL = "rgba(220, 38, 38, 0.13)"
 PANEL_HEIGHT = 150
+LEGEND_ROW = 22  # pixels per legend row
+LEGEND_PER_ROW = 6
 GAP = 0.012
 
 
@@ -37,17 +40,26 @@ def breach_shape(start: float, end: float) -> dict:
 
 @dataclass(slots=True)
 class PanelData:
-    """A panel and the (already downsampled) series to draw in it."""
+    """A panel, the (already downsampled) series to draw in it and their unit when rescaled."""
 
     panel: Panel
     series: list[Series]
+    unit: str | None = None
+
+    @property
+    def label(self) -> str:
+        """Return the unit the values are in."""
+        return self.unit if self.unit is not None else self.panel.unit
 
 
 def series_key(s: Series) -> str:
     """Return the entity a series belongs to (instance, host/gpu or host): its colour."""
     if "gpu" in s.labels:
         return f"{s.labels.get('host', '')}/gpu{s.labels['gpu']}"
-    return s.labels.get("instance") or s.labels.get("host") or s.labels.get("service") or s.name
+    for key in ("instance", "pod", "host", "service"):
+        if s.labels.get(key):
+            return s.labels[key]
+    return s.name
 
 
 def _variant(name: str) -> str:
@@ -72,6 +84,8 @@ def _x(ts: np.ndarray) -> dict:
 
 def _domains(n: int) -> list[tuple[float, float]]:
     """Return the y domains of n stacked panels, top first."""
+    if n < 1:
+        return []
     height = (1.0 - GAP * (n - 1)) / n
     tops = [1 - i * (height + GAP) for i in range(n)]
     return [(max(0.0, round(t - height, 6)), min(1.0, round(t, 6))) for t in tops]
@@ -108,10 +122,11 @@ def board_figure(
     for i, (data, domain) in enumerate(zip(panels, domains, strict=True)):
         axis = "y" if i == 0 else f"y{i + 1}"
         ymax = 0.0
+        several = len({s.name for s in data.series}) > 1
         for s in sorted(data.series, key=lambda s: (series_key(s), s.name)):
             key = series_key(s)
             colour = colours.setdefault(key, PALETTE[len(colours) % len(PALETTE)])
-            variant = _variant(s.name)
+            variant = _variant(s.name) or (variant_of(s.name) or s.name if several else "")
             name = f"{key} {variant}".strip()
             finite = s.values[np.isfinite(s.values)]
             if finite.size:
@@ -126,7 +141,7 @@ def board_figure(
                     legendgroup=key,
                     showlegend=key not in legend_seen,
                     line={"color": colour, "width": 1.4, "dash": DASHES.get(variant, "solid")},
-                    hovertemplate=f"{name}: %{{y:.4g}} {data.panel.unit}<extra></extra>",
+                    hovertemplate=f"{name}: %{{y:.4g}} {data.label}<extra></extra>",
                 )
             )
             legend_seen.add(key)
@@ -169,7 +184,7 @@ def board_figure(
         layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = {
             "domain": list(domain),
             "anchor": "x",
-            "title": {"text": data.panel.unit, "font": {"size": 10}},
+            "title": {"text": data.label, "font": {"size": 10}},
             "tickfont": {"size": 10},
             "rangemode": "tozero",
             "fixedrange": True,
@@ -177,7 +192,7 @@ def board_figure(
             "gridcolor": "#eef0f3",
             "zeroline": False,
         }
-        board = "Model" if data.panel.board == "model" else "System"
+        board = ROLE_NAMES.get(data.panel.board, data.panel.board.capitalize())
         annotations.append(
             {
                 "text": f"<b>{data.panel.title}</b> <span style='color:#6b7280'>· {board}</span>",
@@ -213,12 +228,14 @@ def board_figure(
             }
         )
     shapes.extend(breach_shape(start, end) for start, end in breaches)
+    entries = len(legend_seen) + (1 if any(c.get("ts") is not None for c in changes) else 0)
+    top = LEGEND_ROW * -(-entries // LEGEND_PER_ROW)  # room above the panels for the legend
     fig.update_layout(
         **layout,
         xaxis={
             "type": "date",
             "range": [window[0] * 1000.0, window[1] * 1000.0],
-            "anchor": "y" if len(panels) == 1 else f"y{len(panels)}",
+            "anchor": "y" if len(panels) <= 1 else f"y{len(panels)}",
             "showspikes": True,
             "spikemode": "across",
             "spikesnap": "cursor",
@@ -230,15 +247,22 @@ def board_figure(
             "gridcolor": "#eef0f3",
         },
         template="none",
-        height=PANEL_HEIGHT * max(1, len(panels)) + 120,
-        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        height=PANEL_HEIGHT * max(1, len(panels)) + 120 + top,
+        margin={"l": 60, "r": 20, "t": 30 + top, "b": 50},
         hovermode="x",
         hoversubplots="axis",
         hoverdistance=30,
         spikedistance=-1,
         uirevision=revision,
         showlegend=True,
-        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+        legend={
+            "orientation": "h",
+            "yref": "container",
+            "y": 1.0,
+            "yanchor": "top",
+            "x": 1,
+            "xanchor": "right",
+        },
         annotations=annotations,
         shapes=shapes,
         plot_bgcolor="white",

@@ -25,6 +25,7 @@ def incident_figure(
     suspects: list[tuple[dict, list[Series]]],
     breach: tuple[float, float],
     window: tuple[float, float],
+    units: list[str] | None = None,
 ) -> go.Figure:
     """Return stacked rows: the SLA series, then each suspect with its onset marked."""
     rows = 1 + len(suspects)
@@ -45,6 +46,10 @@ def incident_figure(
             "anchor": "x",
             "fixedrange": True,
             "tickfont": {"size": 10},
+            "title": {
+                "text": (units or [])[i] if i < len(units or []) else "",
+                "font": {"size": 10},
+            },
         }
         annotations.append(
             {

@@ -1,4 +1,4 @@
-"""The joint board: model and system panels on one time axis, with changes and breaches."""
+"""The joint board: SLA, suspect, own, model and system panels on one time axis."""
 
 from __future__ import annotations
 
@@ -8,49 +8,72 @@ import dash
 from dash import Input, Output, State, ctx, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
-from dashboard import ids
+from dashboard import ids, urlquery
 from dashboard.board_data import BoardView, load_board
 from dashboard.client import ApiError
 from dashboard.context import Context
 from dashboard.figures.board import board_figure
-from dashboard.panels import model_scope, models_of, selector
+from dashboard.pages import own_panels
+from dashboard.panels import model_scope, models_of
+from dashboard.selectors import selector
+from dashboard.series_panels import read_panel_param
 from dashboard.timeparse import DEFAULT_PRESET, PRESETS, axis_time, fmt, parse_when, preset_window
 
 REFRESH_MS = 30_000
-
-
-def _split(text: str | None) -> list[str]:
-    return [p for p in (text or "").split(",") if p]
+MAX_OPTIONS = 1000
 
 
 def _initial(query: dict, models: list[str]) -> dict:
-    start, end = parse_when(query.get("from")), parse_when(query.get("to"))
-    preset = query.get("range") if query.get("range") in PRESETS else DEFAULT_PRESET
+    start = parse_when(urlquery.one(query, "from"))
+    end = parse_when(urlquery.one(query, "to"))
+    preset = urlquery.one(query, "range")
+    preset = preset if preset in PRESETS else DEFAULT_PRESET
     if start is None or end is None or end <= start:
         start, end = preset_window(preset)
     else:
         preset = "custom"
-    return {
-        "model": query.get("model") or (models[0] if models else None),
-        "start": start,
-        "end": end,
-        "preset": preset,
-    }
+    model = urlquery.one(query, "model")
+    if model is None and not urlquery.many(query, "service"):
+        model = models[0] if models else None
+    return {"model": model or None, "start": start, "end": end, "preset": preset}
 
 
-def _dropdown(id_, label, options, value, multi=True):
+def _dropdown(id_, label, options, value, multi=True, clearable=True):
+    chosen = value if isinstance(value, list) else [value] if value else []
+    options = list(dict.fromkeys([*options, *chosen]))  # a typed value stays chosen
     return html.Label(
-        [label, dcc.Dropdown(id=id_, options=options, value=value, multi=multi, clearable=multi)],
+        [
+            label,
+            dcc.Dropdown(id=id_, options=options, value=value, multi=multi, clearable=clearable),
+        ],
         className="control",
     )
+
+
+def label_values(ctx_: Context, name: str, match: str | None = None) -> list[str]:
+    """Return a label's stored values ([] when the service cannot say)."""
+    try:
+        return ctx_.client.label_values(name, match=match, limit=MAX_OPTIONS)
+    except ApiError:
+        return []
 
 
 def _gpus(ctx_: Context, hosts: list[str]) -> list[str]:
     """Return the GPU indexes seen on the hosts."""
     if not hosts:
         return []
-    found = ctx_.client.series(selector("gpu_utilization_percent", {"host": hosts}))
-    return sorted({s["labels"].get("gpu", "") for s in found} - {""}, key=lambda g: (len(g), g))
+    found = label_values(ctx_, "gpu", selector("gpu_utilization_percent", {"host": hosts}))
+    return sorted(found, key=lambda g: (len(g), g))
+
+
+def scope_options(ctx_: Context, topology: dict, model: str | None) -> tuple[list, list]:
+    """Return the instance and host choices: the model's (topology, else labels), else all."""
+    instances, hosts = model_scope(topology, model)
+    if model and not instances:
+        instances = label_values(ctx_, "instance", selector(None, {"model": [model]}))
+    if not model:
+        instances, hosts = label_values(ctx_, "instance"), label_values(ctx_, "host")
+    return instances, hosts
 
 
 def layout(ctx_: Context, **query) -> html.Div:
@@ -59,30 +82,38 @@ def layout(ctx_: Context, **query) -> html.Div:
         topology, slas = ctx_.client.topology(), ctx_.client.slas()
     except ApiError as exc:
         return html.Div(f"The service did not answer: {exc.message}", className="error")
-    models = models_of(topology, slas)
+    models = sorted(set(models_of(topology, slas)) | set(label_values(ctx_, "model")))
+    services = label_values(ctx_, "service")
+    services = sorted(
+        set(services) | {(s.get("labels") or {}).get("service") for s in slas} - {None}
+    )
+    panels = [p for p in urlquery.repeated(query, "panel") if read_panel_param(p)]
     state = _initial(query, models)
-    if not state["model"]:
+    chosen_services = urlquery.many(query, "service")
+    instances, hosts = scope_options(ctx_, topology, state["model"])
+    if not (state["model"] or chosen_services or panels or services or slas or hosts):
         return html.Div(
-            ["No model data yet. Run ", html.Code("causeline demo"), " to load a demo incident."],
+            ["No data yet. Run ", html.Code("causeline demo"), " to load a demo incident."],
             className="empty",
         )
-    instances, hosts = model_scope(topology, state["model"])
-    refresh = query.get("refresh") == "1"
+    refresh = urlquery.one(query, "refresh") == "1"
     presets = [{"label": k, "value": k} for k in PRESETS] + [{"label": "zoomed", "value": "custom"}]
+    chosen_hosts = urlquery.many(query, "host")
     return html.Div(
         [
             html.Div(
                 [
                     _dropdown(ids.BOARD_MODEL, "Model", models, state["model"], multi=False),
+                    _dropdown(ids.BOARD_SERVICE, "Service", services, chosen_services),
                     _dropdown(
-                        ids.BOARD_INSTANCE, "Instance", instances, _split(query.get("instance"))
+                        ids.BOARD_INSTANCE, "Instance", instances, urlquery.many(query, "instance")
                     ),
-                    _dropdown(ids.BOARD_HOST, "Host", hosts, _split(query.get("host"))),
+                    _dropdown(ids.BOARD_HOST, "Host", hosts, chosen_hosts),
                     _dropdown(
                         ids.BOARD_GPU,
                         "GPU",
-                        _gpus(ctx_, hosts),
-                        _split(query.get("gpu")),
+                        _gpus(ctx_, chosen_hosts or hosts),
+                        urlquery.many(query, "gpu"),
                     ),
                     html.Label(
                         [
@@ -105,10 +136,13 @@ def layout(ctx_: Context, **query) -> html.Div:
                 ],
                 className="controls",
             ),
+            own_panels.controls(panels),
             html.Div(id=ids.BOARD_STATUS, className="status"),
+            html.Div(id=ids.BOARD_NOTES, className="notes"),
             dcc.Graph(id=ids.BOARD_GRAPH, config={"displaylogo": False, "scrollZoom": False}),
             dcc.Store(id=ids.BOARD_WINDOW, data=state),
             dcc.Store(id=ids.BOARD_VIEW_URL),
+            dcc.Store(id=ids.BOARD_KEPT, storage_type="local"),
             dcc.Interval(id=ids.BOARD_INTERVAL, interval=REFRESH_MS, disabled=not refresh),
         ]
     )
@@ -126,7 +160,11 @@ def _zoomed(relayout: dict | None) -> tuple[float, float] | None | bool:
         lo, hi = relayout["xaxis.range"]
     if lo is None or hi is None:
         return None
-    return axis_time(lo), axis_time(hi)
+    try:
+        lo, hi = axis_time(lo), axis_time(hi)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return (lo, hi) if lo < hi else None
 
 
 def next_window(trigger: str, state: dict, preset: str, relayout: dict | None) -> dict | None:
@@ -154,17 +192,91 @@ def next_window(trigger: str, state: dict, preset: str, relayout: dict | None) -
     return state
 
 
-def view_url(state: dict, instances, hosts, gpus, refresh) -> str:
+def view_url(state: dict, instances, hosts, gpus, refresh, *, services=(), panels=()) -> str:
     """Return the board URL query of a view (every view is a link)."""
-    query = {"model": state["model"], "from": round(state["start"]), "to": round(state["end"])}
+    query: dict = {"model": state["model"]} if state.get("model") else {}
     if state.get("preset") in PRESETS:
-        query = {"model": state["model"], "range": state["preset"]}
-    for key, values in (("instance", instances), ("host", hosts), ("gpu", gpus)):
+        query["range"] = state["preset"]
+    else:
+        query.update({"from": round(state["start"]), "to": round(state["end"])})
+    for key, values in (
+        ("service", services),
+        ("instance", instances),
+        ("host", hosts),
+        ("gpu", gpus),
+    ):
         if values:
             query[key] = ",".join(values)
+    if panels:
+        query["panel"] = list(panels)
     if refresh:
         query["refresh"] = "1"
-    return "?" + urlencode(query)
+    return "?" + urlencode(query, doseq=True)
+
+
+def _status(state: dict, data) -> list:
+    parts = [
+        f"{fmt(state['start'])} → {fmt(state['end'])} · {len(data.changes)} changes · "
+        f"{len(data.breaches)} SLA breaches · {len(data.panels)} panels · "
+        f"{data.points:,} points drawn (fetched in {data.seconds:.2f} s) · "
+        "drag on a panel to zoom, double-click to reset"
+    ]
+    if data.incident:
+        parts.append(f" · suspects of incident #{data.incident.get('id')}")
+    return parts
+
+
+def _notes(data, view: BoardView, state: dict, ctx_: Context) -> list:
+    items = [html.Li(note, className="no-data") for note in data.notes]
+    missing = view.model and f"no data for model={view.model} in this window" in data.notes
+    if missing and label_values(ctx_, "service", selector(None, {"service": [view.model]})):
+        query = {"service": view.model, "from": round(state["start"]), "to": round(state["end"])}
+        link = html.A(f"show service={view.model}", href="?" + urlencode(query))
+        items.append(html.Li([f"{view.model} is a service: ", link]))
+    if data.hidden:
+        items.append(
+            html.Li(
+                f"No data in this window, so not drawn: {', '.join(data.hidden)}.",
+                className="hidden-panels",
+            )
+        )
+    if not data.panels and not data.notes:
+        items.append(html.Li("Nothing to draw: choose a model or a service, or add a panel."))
+    return [html.Ul(items)] if items else []
+
+
+def render_board(context: Context, state: dict, choice: dict) -> tuple:
+    """Return the figure, the view's URL query, the status line, the notes and graph style."""
+    view = BoardView(
+        choice["model"] or None,
+        state["start"],
+        state["end"],
+        choice["instances"],
+        choice["hosts"],
+        choice["gpus"],
+        choice["services"],
+        [p for p in (read_panel_param(v) for v in choice["panels"]) if p],
+    )
+    data = load_board(context.client, view, max_points=context.settings.max_points)
+    fig = board_figure(
+        data.panels,
+        window=(state["start"], state["end"]),
+        changes=data.changes,
+        breaches=data.breaches,
+        thresholds=data.thresholds,
+        revision=view.model or ",".join(view.services) or "board",
+    )
+    url = view_url(
+        {**state, "model": view.model},
+        view.instances,
+        view.hosts,
+        view.gpus,
+        choice["refresh"],
+        services=view.services,
+        panels=choice["panels"],
+    )
+    style = {} if data.panels else {"display": "none"}
+    return fig, url, _status(state, data), _notes(data, view, state, context), style
 
 
 def register(app: dash.Dash, context: Context) -> None:
@@ -205,36 +317,32 @@ def register(app: dash.Dash, context: Context) -> None:
         Output(ids.BOARD_GRAPH, "figure"),
         Output(ids.BOARD_VIEW_URL, "data"),
         Output(ids.BOARD_STATUS, "children"),
+        Output(ids.BOARD_NOTES, "children"),
+        Output(ids.BOARD_GRAPH, "style"),
         Input(ids.BOARD_MODEL, "value"),
+        Input(ids.BOARD_SERVICE, "value"),
         Input(ids.BOARD_INSTANCE, "value"),
         Input(ids.BOARD_HOST, "value"),
         Input(ids.BOARD_GPU, "value"),
         Input(ids.BOARD_REFRESH, "value"),
         Input(ids.BOARD_WINDOW, "data"),
+        Input(ids.BOARD_PANELS, "value"),
     )
-    def render(model, instances, hosts, gpus, refresh, state):
-        state = {**state, "model": model}
-        view = BoardView(
-            model, state["start"], state["end"], instances or [], hosts or [], gpus or []
-        )
+    def render(model, services, instances, hosts, gpus, refresh, state, panels):
+        choice = {
+            "model": next(iter(urlquery.listed(model)), None),
+            "services": urlquery.listed(services),
+            "instances": urlquery.listed(instances),
+            "hosts": urlquery.listed(hosts),
+            "gpus": urlquery.listed(gpus),
+            "refresh": refresh,
+            "panels": urlquery.listed(panels),
+        }
         try:
-            data = load_board(context.client, view, max_points=context.settings.max_points)
+            return render_board(context, state, choice)
         except ApiError as exc:
-            return no_update, no_update, f"The service did not answer: {exc.message}"
-        fig = board_figure(
-            data.panels,
-            window=(state["start"], state["end"]),
-            changes=data.changes,
-            breaches=data.breaches,
-            thresholds=data.thresholds,
-            revision=model or "board",
-        )
-        status = (
-            f"{fmt(state['start'])} → {fmt(state['end'])} · {len(data.changes)} changes · "
-            f"{len(data.breaches)} SLA breaches · {data.points:,} points drawn "
-            f"(fetched in {data.seconds:.2f} s) · drag on a panel to zoom, double-click to reset"
-        )
-        return fig, view_url(state, instances, hosts, gpus, refresh), status
+            message = f"The service did not answer: {exc.message}"
+            return no_update, no_update, message, [], no_update
 
     @app.callback(
         Output(ids.BOARD_INTERVAL, "disabled"),
@@ -255,6 +363,7 @@ def register(app: dash.Dash, context: Context) -> None:
         Output(ids.BOARD_LINK, "href"),
         Input(ids.BOARD_VIEW_URL, "data"),
     )
+    own_panels.register(app)
 
 
 def register_filters(app: dash.Dash, context: Context) -> None:
@@ -269,5 +378,10 @@ def register_filters(app: dash.Dash, context: Context) -> None:
         prevent_initial_call=True,
     )
     def scope(model):
-        instances, hosts = model_scope(context.client.topology(), model or "")
+        try:
+            topology = context.client.topology()
+        except ApiError:
+            topology = {}
+        model = next(iter(urlquery.listed(model)), None)
+        instances, hosts = scope_options(context, topology, model)
         return instances, hosts, [], []

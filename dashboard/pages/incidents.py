@@ -5,17 +5,19 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import dash
+import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.client import ApiError
+from dashboard.client import ApiError, Series, segment
 from dashboard.context import Context
 from dashboard.figures.histogram import drift_series
 from dashboard.figures.incident import incident_figure, suspect_label
 from dashboard.figures.sla import sla_matches
-from dashboard.panels import selector
+from dashboard.selectors import exact
 from dashboard.tables import error_box, table, write_button
 from dashboard.timeparse import fmt
+from dashboard.units import as_drawn, byte_scale, unit_of
 
 MAX_DRAWN = 5
 SHOWN = 10
@@ -59,24 +61,33 @@ def _top(suspect) -> str:
     return str(suspect or "")
 
 
-def _series_for(context: Context, metric: str, labels: dict, window) -> list:
-    found = context.client.query_range(
-        [selector(metric, {k: [v] for k, v in labels.items()})], *window
-    )
+def _series_for(context: Context, metric: str, labels: dict, window) -> tuple[list, str]:
+    """Return a metric's series in the window as drawn (rate, bytes scaled) and their unit."""
+    found = context.client.query_range([exact(metric, labels)], *window)
     if metric.endswith("_bucket"):
-        return drift_series(found, windows=120)
-    return found
+        return drift_series(found, windows=120), "PSI"
+    unit = unit_of(metric)
+    drawn = [Series(s.name, s.labels, *as_drawn(s.ts, s.values, unit)) for s in found]
+    peaks = [float(np.nanmax(np.abs(s.values))) for s in drawn if np.isfinite(s.values).any()]
+    divisor, label = byte_scale(max(peaks, default=0.0), unit.label)
+    if divisor != 1.0:
+        drawn = [Series(s.name, s.labels, s.ts, s.values / divisor) for s in drawn]
+    return drawn, label
+
+
+def board_query(incident: dict, sla: dict) -> dict:
+    """Return the board URL query at an incident's breach, for the SLA's model or service."""
+    start = incident["breach_start"] - 3600
+    end = (incident.get("breach_end") or incident["breach_start"] + 1800) + 1800
+    labels = sla.get("labels") or {}
+    query = {"model": labels["model"]} if labels.get("model") else {}
+    if not query and labels.get("service"):
+        query["service"] = labels["service"]
+    return {**query, "from": round(start), "to": round(end)}
 
 
 def _board_link(context: Context, incident: dict, sla: dict) -> str:
-    start = incident["breach_start"] - 3600
-    end = (incident.get("breach_end") or incident["breach_start"] + 1800) + 1800
-    query = {
-        "model": sla.get("labels", {}).get("model", ""),
-        "from": round(start),
-        "to": round(end),
-    }
-    return context.path("/board") + "?" + urlencode(query)
+    return context.path("/board") + "?" + urlencode(board_query(incident, sla))
 
 
 def distinct_metrics(suspects: list[dict]) -> list[dict]:
@@ -95,18 +106,17 @@ def _figure(context: Context, incident: dict, sla: dict):
     start = incident["breach_start"] - 3600
     end = (incident.get("breach_end") or incident["breach_start"] + 1800) + 900
     window = (start, end)
-    sla_series = [
-        s
-        for s in _series_for(context, sla["metric"], sla.get("labels", {}), window)
-        if sla_matches(sla, s)
-    ]
-    drawn = []
+    sla_series, sla_unit = _series_for(context, sla["metric"], sla.get("labels") or {}, window)
+    sla_series = [s for s in sla_series if sla_matches(sla, s)]
+    drawn, units = [], [sla_unit]
     for suspect in distinct_metrics(incident.get("suspects", []))[:MAX_DRAWN]:
-        labels = suspect.get("labels", {})
-        drawn.append((suspect, _series_for(context, suspect["metric"], labels, window)))
+        labels = suspect.get("labels") or {}
+        series, unit = _series_for(context, suspect["metric"], labels, window)
+        drawn.append((suspect, series))
+        units.append(unit)
     breach = (incident["breach_start"], incident.get("breach_end") or end)
     return incident_figure(
-        sla=sla, sla_series=sla_series, suspects=drawn, breach=breach, window=window
+        sla=sla, sla_series=sla_series, suspects=drawn, breach=breach, window=window, units=units
     )
 
 
@@ -186,10 +196,12 @@ def _notes(incident: dict) -> html.Ul:
 def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div:
     """Return one incident's page."""
     try:
-        incident = context.client.get(f"/api/v1/incidents/{incident_id}")
+        incident = context.client.get(f"/api/v1/incidents/{segment(incident_id)}")
         slas = {s["name"]: s for s in context.client.slas()}
     except ApiError as exc:
         return error_box(f"Incident {incident_id}: {exc.message}")
+    if not isinstance(incident, dict) or incident.get("breach_start") is None:
+        return error_box(f"Incident {incident_id}: not found")
     sla = slas.get(incident.get("sla"), {})
     access = context.access()
     scope = incident.get("scope") or {}

@@ -7,8 +7,8 @@ import json
 import dash
 from dash import Input, Output, dcc, html
 
-from dashboard import ids
-from dashboard.client import ApiError
+from dashboard import ids, urlquery
+from dashboard.client import ApiError, segment
 from dashboard.context import Context
 from dashboard.envdiff import env_diff
 from dashboard.tables import error_box, table
@@ -62,7 +62,7 @@ def layout(context: Context, **query) -> html.Div:
                     dcc.Dropdown(
                         id=ids.MODELS_PICK,
                         options=names,
-                        value=query.get("model") or (names[0] if names else None),
+                        value=urlquery.one(query, "model") or (names[0] if names else None),
                     ),
                 ],
                 className="control",
@@ -95,7 +95,9 @@ def layout(context: Context, **query) -> html.Div:
 
 def _card(context: Context, model: str, version: dict) -> html.Details:
     try:
-        card = context.client.get(f"/api/v1/models/{model}/versions/{version['version']}/card")
+        card = context.client.get(
+            f"/api/v1/models/{segment(model)}/versions/{segment(version['version'])}/card"
+        )
         text = json.dumps(card.get("card", card), indent=2)
     except ApiError as exc:
         text = exc.message
@@ -117,9 +119,11 @@ def register(app: dash.Dash, context: Context) -> None:
         if not model:
             return html.P("No models registered yet.", className="empty")
         try:
-            info = context.client.get(f"/api/v1/models/{model}")
+            info = context.client.get(f"/api/v1/models/{segment(model)}")
         except ApiError as exc:
             return error_box(exc.message)
+        if not isinstance(info, dict):
+            return error_box(f"no model {model}")
         versions = info.get("versions", [])
         rows = [
             [

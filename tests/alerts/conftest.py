@@ -24,6 +24,7 @@ def alert_settings(engine, channels: list[dict], routes=None, default=None, **ex
         "public_url": "https://causeline.example",
         "alert_routes_json": json.dumps(config),
         "alert_retry_base_seconds": 2.0,
+        "alert_max_age_seconds": None,  # the samples are from 2024
     }
     return ServiceSettings(**(values | extra))
 

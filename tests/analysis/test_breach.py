@@ -77,3 +77,18 @@ def test_sla_matching_nothing_names_metric_and_labels():
         matching([s], {"name": "p99", "metric": "lat", "labels": {"model": "zz"}})
     assert isinstance(err.value, ValueError)
     assert "'lat'" in str(err.value) and 'model="zz"' in str(err.value)
+
+
+def test_last_breach_is_the_start_of_the_newest_run_that_held():
+    from correlator.analysis.breach import last_breach
+
+    t = np.arange(0, 200, 10.0)
+    v = np.zeros(t.size)
+    v[2:6] = 9  # held 30 s: a breach at t=50 (for_seconds 20 -> t=40)
+    v[9:10] = 9  # too short
+    v[13:18] = 9  # from t=130, held for 20 s at t=150
+    v[15] = np.nan  # a gap neither breaks nor extends: held from t=160, the next value
+    kw = {"op": ">", "threshold": 5.0, "for_seconds": 20.0}
+    assert find_breach(t, v, **kw).start == 40.0
+    assert last_breach(t, v, **kw) == 160.0
+    assert last_breach(t, np.zeros(t.size), **kw) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import scenarios_dir
 from tests.helpers import CHROMIUM_FLAGS, free_port
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
@@ -65,6 +67,62 @@ def demo_site(tmp_path_factory):
         seed_demo_registry(live.base, token, demo)
         demo["incident"] = open_demo_incident(live.base, token, demo)
         yield live.base, demo, token
+
+
+BUNDLES = {
+    "petshop": ("petshop-low", "petshop-low_traffic-test-issue_0"),
+    "nezha": ("nezha-train", "nezha-onlineboutique-2022-08-22-f00"),
+}
+
+
+def _evaluate_incident(url: str, sla: dict) -> int:
+    """Open the imported SLA's incident as an operator would: evaluate a time in its breach."""
+    from correlator.process.evaluator import evaluate_once
+    from correlator.store.engine import make_engine
+
+    engine = make_engine(url)
+    try:
+        report = evaluate_once(engine, holder="tests", now=float(sla["breach_start"]) + 30)
+    finally:
+        engine.dispose()
+    assert len(report["opened"]) == 1, report
+    return report["opened"][0]
+
+
+@pytest.fixture(scope="session")
+def bundle_site(tmp_path_factory):
+    """Yield (base URL, bundles) of a live app holding the PetShop and Nezha bundles.
+
+    ``bundles`` maps "petshop" and "nezha" to their sla.json, with the incident's id.
+    """
+    from causeline.cli import main
+    from causeline.commands.up import build_app
+    from correlator.analysis import analyze
+    from correlator.bundle import read_bundle
+    from correlator.store.engine import make_engine
+    from correlator.store.migrate import upgrade
+
+    folders = {k: scenarios_dir().joinpath(*parts) for k, parts in BUNDLES.items()}
+    missing = [str(f) for f in folders.values() if not f.is_dir()]
+    if missing:
+        pytest.skip(f"scenario bundles not found: {missing}")
+    url = f"sqlite:///{tmp_path_factory.mktemp('bundles') / 'causeline.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    bundles = {}
+    for key, folder in folders.items():
+        assert main(["import", str(folder), "--database-url", url]) == 0
+        sla = json.loads((folder / "sla.json").read_text())
+        bundles[key] = {
+            **sla,
+            "incident": _evaluate_incident(url, sla),
+            "top": analyze(read_bundle(folder))["suspects"][0],
+        }
+    engine.dispose()
+    port = free_port()
+    app = build_app(database_url=url, host="127.0.0.1", port=port)
+    with LiveServer(app, port) as live:
+        yield live.base, bundles
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ from tests.helpers import free_port
 
 NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
 PROMETHEUS = "/usr/bin/prometheus"
+PROMTOOL = "/usr/bin/promtool"
 VICTORIA = "/usr/bin/victoria-metrics"
 
 
@@ -96,22 +97,82 @@ def prometheus(tmp: Path, target: str):
     return running(args, tmp / "prometheus.log", f"{url}/-/ready"), url
 
 
-def victoria_metrics(tmp: Path, target: str):
-    """Start VictoriaMetrics scraping ``target`` itself (-promscrape.config)."""
+def victoria_metrics(tmp: Path, target: str | None):
+    """Start VictoriaMetrics scraping ``target`` itself (-promscrape.config); None: no scraping."""
     port = free_port()
-    cfg = tmp / "vm-scrape.yml"
-    cfg.write_text(scrape_config(target))
     args = [
         need(VICTORIA),
         f"-httpListenAddr=127.0.0.1:{port}",
         f"-storageDataPath={tmp / 'vm-data'}",
-        f"-promscrape.config={cfg}",
         "-search.latencyOffset=1s",
         "-search.disableCache",
         "-loggerLevel=WARN",
     ]
+    if target is not None:
+        cfg = tmp / "vm-scrape.yml"
+        cfg.write_text(scrape_config(target))
+        args.append(f"-promscrape.config={cfg}")
     url = f"http://127.0.0.1:{port}"
     return running(args, tmp / "victoria-metrics.log", f"{url}/health"), url
+
+
+def _labels(labels: dict[str, str]) -> str:
+    def quote(value: str) -> str:
+        return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+    return "{" + ",".join(f'{k}="{quote(v)}"' for k, v in sorted(labels.items())) + "}"
+
+
+def exposition(series, *, millis: bool) -> str:
+    """Return series as exposition lines with timestamps (seconds, or milliseconds)."""
+    scale = 1000 if millis else 1
+    lines = []
+    for s in series:
+        head = f"{s.name}{_labels(s.labels)}"
+        lines += [
+            f"{head} {float(v)!r} {round(t * scale)}" for t, v in zip(s.ts, s.values, strict=True)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def prometheus_backfilled(tmp: Path, series):
+    """Start Prometheus serving only ``series``, written into TSDB blocks by promtool."""
+    data = tmp / "prom-data"
+    families: dict[str, list] = {}
+    for s in series:
+        families.setdefault(s.name, []).append(s)
+    text = "".join(
+        f"# TYPE {name} gauge\n" + exposition(members, millis=False)
+        for name, members in families.items()
+    )
+    source = tmp / "backfill.om"
+    source.write_text(text + "# EOF\n")
+    done = subprocess.run(
+        [need(PROMTOOL), "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    port = free_port()
+    cfg = tmp / "prometheus.yml"
+    cfg.write_text("global:\n  scrape_interval: 15s\n")
+    args = [
+        need(PROMETHEUS),
+        f"--config.file={cfg}",
+        f"--storage.tsdb.path={data}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--log.level=warn",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    return running(args, tmp / "prometheus.log", f"{url}/-/ready"), url
+
+
+def import_into_victoria(url: str, series) -> None:
+    """Write ``series`` through VictoriaMetrics' import API and make them searchable now."""
+    body = exposition(series, millis=True)
+    httpx.post(f"{url}/api/v1/import/prometheus", content=body, timeout=30).raise_for_status()
+    httpx.get(f"{url}/internal/force_flush", timeout=30).raise_for_status()
 
 
 def wait_for_samples(source, name: str, seconds: float, timeout: float = 40.0) -> None:

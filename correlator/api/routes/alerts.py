@@ -18,7 +18,7 @@ from correlator.api.process_io import write as write_call
 
 router = APIRouter(tags=["alerts"])
 RowId = Annotated[int, Path(ge=1, le=2**31 - 1, description="row id")]
-Status = Literal["pending", "sending", "sent", "failed", "silenced"]
+Status = Literal["pending", "sending", "sent", "failed", "silenced", "stale"]
 
 
 class SilenceIn(Body):

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from correlator.analysis import AnalysisError, SlaMatchError
 from correlator.api.auth import ReaderDep, WriterDep
-from correlator.api.deps import EngineDep
+from correlator.api.deps import EngineDep, SourceDep
 from correlator.api.process_io import (
     Author,
     Body,
@@ -27,6 +27,7 @@ from correlator.process.announce import resolve_and_announce, snapshot_and_annou
 from correlator.process.evaluator import evaluate_once
 from correlator.process.review import render_review
 from correlator.process.snapshot import analyze_stored, build_snapshot
+from correlator.promsource import PromSourceError
 from correlator.store.incidents import (
     add_note,
     get_incident,
@@ -108,6 +109,7 @@ async def rerank(
     incident_id: int,
     request: Request,
     engine: EngineDep,
+    source: SourceDep,
     token: WriterDep,
     body: ActionIn | None = None,
 ) -> dict:
@@ -115,7 +117,12 @@ async def rerank(
     inc = await _get(engine, incident_id)
     t = now()
     snap = await run_in_threadpool(
-        build_snapshot, engine, sla_name=inc["sla"], breach_start=inc["breach_start"], now=t
+        build_snapshot,
+        engine,
+        sla_name=inc["sla"],
+        breach_start=inc["breach_start"],
+        now=t,
+        source=source,
     )
     await write(
         engine,
@@ -125,6 +132,7 @@ async def rerank(
         now=t,
         settings=request.app.state.settings,
         event="updated",
+        source=source,
     )
     return await _get(engine, incident_id)
 
@@ -134,6 +142,7 @@ async def resolve(
     incident_id: int,
     request: Request,
     engine: EngineDep,
+    source: SourceDep,
     token: WriterDep,
     body: ActionIn | None = None,
 ) -> dict:
@@ -148,6 +157,7 @@ async def resolve(
         now=t,
         by=author,
         settings=request.app.state.settings,
+        source=source,
     )
     if not resolved:
         raise HTTPException(409, f"incident {incident_id} is already resolved")
@@ -175,6 +185,7 @@ async def review(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> Pla
 async def evaluate(
     request: Request,
     engine: EngineDep,
+    source: SourceDep,
     _writer: WriterDep,
     at: float | None = Query(None, ge=0, le=1e11, description="evaluate as of this time"),
 ) -> dict:
@@ -187,16 +198,21 @@ async def evaluate(
         now=at,
         lease_seconds=settings.lease_seconds,
         settings=settings,
+        source=source,
     )
 
 
 @router.post("/api/v1/analyze")
-async def analyze(body: AnalyzeIn, engine: EngineDep, _reader: ReaderDep) -> dict:
-    """Rank suspects of an SLA breach from stored data (FORMAT.md output)."""
+async def analyze(
+    body: AnalyzeIn, engine: EngineDep, source: SourceDep, _reader: ReaderDep
+) -> dict:
+    """Rank suspects of an SLA breach from stored data and the metric source (FORMAT.md)."""
     try:
-        got = await run_in_threadpool(analyze_stored, engine, body.sla, body.at)
+        got = await run_in_threadpool(analyze_stored, engine, body.sla, body.at, source=source)
     except (AnalysisError, SlaMatchError, ValueError) as exc:
         raise field_error("sla", str(exc)) from exc
+    except PromSourceError as exc:
+        raise HTTPException(502, {"field": "sla", "reason": str(exc)}) from exc
     if got is None:
         raise not_found(f"SLA {body.sla}")
     return got

@@ -10,16 +10,19 @@ from starlette.concurrency import run_in_threadpool
 
 from collector.schema import MAX_TIMESTAMP
 from correlator.api.auth import ReaderDep
-from correlator.api.deps import EngineDep, SettingsDep
-from correlator.api.process_io import read
+from correlator.api.deps import EngineDep, SourceDep
+from correlator.api.process_io import now, read
 from correlator.bundle import Series, matrix_document
-from correlator.selector import SelectorError, parse_selector
+from correlator.promsource import PromSourceError
+from correlator.selector import Selector, SelectorError, parse_selector
 from correlator.store.events import list_events
 from correlator.store.samples import read_range
 from correlator.store.series import SeriesInfo, find_series
 
 router = APIRouter(tags=["query"])
 MAX_QUERY_SERIES = 20_000
+# Without start/end, /api/v1/series lists Prometheus series present in the last day.
+SERIES_WINDOW_S = 86_400.0
 
 MatchQuery = Annotated[
     list[str],
@@ -30,25 +33,78 @@ MatchQuery = Annotated[
 ]
 
 
-def _select(engine, matches: list[str], limit: int) -> list[SeriesInfo]:
+def _parse(matches: list[str]) -> list[Selector]:
     try:
-        selectors = [parse_selector(m) for m in matches]
+        return [parse_selector(m) for m in matches]
     except SelectorError as exc:
         raise HTTPException(422, {"field": "match", "reason": str(exc)}) from exc
+
+
+def _too_many(limit: int) -> HTTPException:
+    return HTTPException(
+        422, {"field": "match", "reason": f"selects more than {limit} series; narrow it"}
+    )
+
+
+def _select(engine, selectors: list[Selector], limit: int) -> list[SeriesInfo]:
     found: dict[int, SeriesInfo] = {}
     with engine.connect() as conn:
         for sel in selectors:
             for info in find_series(conn=conn, selector=sel, limit=limit + 1):
                 found[info.id] = info
     if len(found) > limit:
-        raise HTTPException(
-            422, {"field": "match", "reason": f"selects more than {limit} series; narrow it"}
-        )
+        raise _too_many(limit)
     return sorted(found.values(), key=lambda s: s.id)
+
+
+def split_selectors(engine, source, selectors: list[Selector]):
+    """Return (store, mapped, raw) selectors: the per-metric rule of docs/prometheus.md.
+
+    With a source, a metric the mapping serves is read through it; a named metric the
+    mapping does not know and the store has no series of is read from Prometheus as it is;
+    everything else (and every selector without a source) is read from the store.
+    """
+    if source is None:
+        return selectors, [], []
+    store, mapped, raw = [], [], []
+    with engine.connect() as conn:
+        for sel in selectors:
+            if sel.name in source.metrics:
+                mapped.append(sel)
+            elif sel.name and not find_series(conn=conn, selector=Selector(sel.name), limit=1):
+                raw.append(sel)
+            else:
+                store.append(sel)
+    return store, mapped, raw
+
+
+def _outside(source, mapped, raw, start: float, end: float, step: float | None) -> list[Series]:
+    """Return the series the Prometheus source serves for mapped and raw selectors."""
+    found: list[Series] = []
+    try:
+        for sel in mapped:
+            found += source.select(sel, start=start, end=end, step=step)
+        for sel in raw:
+            found += source.select_raw(sel, start=start, end=end, step=step)
+    except PromSourceError as exc:
+        raise HTTPException(502, {"field": "match", "reason": str(exc)}) from exc
+    unique = {(s.name, tuple(sorted(s.labels.items()))): s for s in found}
+    return list(unique.values())
 
 
 Seconds = Annotated[
     float, Query(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False, description="unix seconds")
+]
+
+
+MaybeSeconds = Annotated[
+    float | None,
+    Query(
+        ge=0,
+        le=MAX_TIMESTAMP,
+        allow_inf_nan=False,
+        description="unix seconds; bounds the series read from Prometheus (default: last 24 h)",
+    ),
 ]
 
 
@@ -60,48 +116,43 @@ def _check_window(start: float, end: float) -> None:
 @router.get("/api/v1/series")
 async def list_series(
     engine: EngineDep,
+    source: SourceDep,
     _reader: ReaderDep,
     match: MatchQuery,
     limit: Annotated[int, Query(ge=1, le=MAX_QUERY_SERIES)] = 1000,
+    start: MaybeSeconds = None,
+    end: MaybeSeconds = None,
 ) -> dict:
-    """List series (id, name, labels) matching any of the selectors."""
-    infos = await run_in_threadpool(_select, engine, match, limit)
-    return {
-        "status": "success",
-        "data": [{"id": s.id, "name": s.name, "labels": s.labels} for s in infos],
-    }
+    """List series matching any selector: stored ones, and Prometheus ones in [start, end]."""
+    end = now() if end is None else end
+    start = max(0.0, end - SERIES_WINDOW_S) if start is None else start
+    _check_window(start, end)
+    found = await run_in_threadpool(_list, engine, source, _parse(match), limit, start, end)
+    return {"status": "success", "data": found}
 
 
-def _outside(settings, matches: list[str], start: float, end: float, step: float | None):
-    """Split off the selectors of metrics the Prometheus source serves; return their series."""
-    from correlator.promsource import PromSourceError, source_from_settings
-
-    source = source_from_settings(settings)
-    if source is None:
-        return matches, []
-    try:
-        selectors = [(m, parse_selector(m)) for m in matches]
-    except SelectorError as exc:
-        raise HTTPException(422, {"field": "match", "reason": str(exc)}) from exc
-    mine = [sel for _, sel in selectors if sel.name in source.metrics]
-    if not mine:
-        return matches, []
-    names = sorted({sel.name for sel in mine})
-    try:
-        found = source.reader.read(names, start, end, step or source.step)
-    except PromSourceError as exc:
-        raise HTTPException(502, {"field": "match", "reason": str(exc)}) from exc
-    series = [s for s in found if any(sel.matches(s.name, s.labels) for sel in mine)]
-    return [m for m, sel in selectors if sel.name not in source.metrics], series
+def _list(engine, source, selectors, limit: int, start: float, end: float) -> list[dict]:
+    store, mapped, raw = split_selectors(engine, source, selectors)
+    infos = _select(engine, store, limit) if store else []
+    out = [{"id": s.id, "name": s.name, "labels": s.labels} for s in infos]
+    if mapped or raw:
+        # Labels only: a coarse resolution (about 120 points) is enough to see every series.
+        step = max(source.step or source.reader.mapping.step_seconds, (end - start) / 120)
+        outside = _outside(source, mapped, raw, start, end, step)
+        out += [{"id": None, "name": s.name, "labels": s.labels} for s in outside]
+    if len(out) > limit:
+        raise _too_many(limit)
+    return out
 
 
 def _query(
-    engine, matches: list[str], start: float, end: float, step: float | None, settings=None
+    engine, source, matches: list[str], start: float, end: float, step: float | None
 ) -> bytes:
-    matches, outside = _outside(settings, matches, start, end, step)
-    if not matches:
+    store, mapped, raw = split_selectors(engine, source, _parse(matches))
+    outside = _outside(source, mapped, raw, start, end, step) if mapped or raw else []
+    if not store:
         return orjson.dumps(matrix_document(outside))
-    infos = _select(engine, matches, MAX_QUERY_SERIES)
+    infos = _select(engine, store, MAX_QUERY_SERIES)
     with engine.connect() as conn:
         data = read_range(
             conn=conn, series_ids=[s.id for s in infos], start=start, end=end, step=step
@@ -117,7 +168,7 @@ def _query(
 @router.get("/api/v1/query_range")
 async def query_range(
     engine: EngineDep,
-    settings: SettingsDep,
+    source: SourceDep,
     _reader: ReaderDep,
     match: MatchQuery,
     start: Seconds,
@@ -132,9 +183,9 @@ async def query_range(
         ),
     ] = None,
 ) -> Response:
-    """Return the selected series in [start, end] as a matrix (mapped metrics: Prometheus)."""
+    """Return the selected series in [start, end] as a matrix (docs/prometheus.md: which source)."""
     _check_window(start, end)
-    body = await run_in_threadpool(_query, engine, match, start, end, step, settings)
+    body = await run_in_threadpool(_query, engine, source, match, start, end, step)
     return Response(body, media_type="application/json")
 
 

@@ -1,0 +1,130 @@
+"""Read endpoints for the label catalog: label names, label values and the metric list."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query
+from starlette.concurrency import run_in_threadpool
+
+from correlator.api.auth import ReaderDep
+from correlator.api.deps import EngineDep
+from correlator.selector import SelectorError, parse_selector
+from correlator.store.labels import label_keys_of, label_names, label_values, metric_names
+from correlator.store.series import SeriesInfo, find_series
+
+router = APIRouter(tags=["query"])
+MAX_NAMES = 10_000
+MAX_MATCHED = 20_000
+TRUNCATED = "results truncated due to limit"
+
+LabelName = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=200,
+        pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$",
+        description="a label name; __name__ lists metric names",
+    ),
+]
+Limit = Annotated[int, Query(ge=1, le=MAX_NAMES, description="most entries returned")]
+MatchQuery = Annotated[
+    list[str] | None,
+    Query(
+        max_length=50,
+        description='only series matching any of these selectors, e.g. {service="PetSite"}',
+    ),
+]
+
+
+def _matching(engine, matches: list[str]) -> list[SeriesInfo]:
+    try:
+        selectors = [parse_selector(m) for m in matches]
+    except SelectorError as exc:
+        raise HTTPException(422, {"field": "match", "reason": str(exc)}) from exc
+    found: dict[int, SeriesInfo] = {}
+    with engine.connect() as conn:
+        for sel in selectors:
+            for info in find_series(conn=conn, selector=sel, limit=MAX_MATCHED + 1):
+                found[info.id] = info
+    if len(found) > MAX_MATCHED:
+        raise HTTPException(
+            422, {"field": "match", "reason": f"selects more than {MAX_MATCHED} series; narrow it"}
+        )
+    return list(found.values())
+
+
+def _answer(values: list[str], limit: int) -> dict:
+    doc: dict = {"status": "success", "data": values[:limit]}
+    if len(values) > limit:
+        doc["warnings"] = [TRUNCATED]
+    return doc
+
+
+def _names(engine, match: list[str] | None, limit: int) -> list[str]:
+    if match:
+        infos = _matching(engine, match)
+        keys = {k for s in infos for k in s.labels} | ({"__name__"} if infos else set())
+        return sorted(keys)
+    with engine.connect() as conn:
+        return sorted(["__name__", *label_names(conn=conn, limit=limit + 1)])
+
+
+def _values(engine, name: str, match: list[str] | None, limit: int) -> list[str]:
+    if match:
+        infos = _matching(engine, match)
+        if name == "__name__":
+            return sorted({s.name for s in infos})
+        return sorted({s.labels[name] for s in infos if name in s.labels})
+    with engine.connect() as conn:
+        if name == "__name__":
+            return [n for n, _count in metric_names(conn=conn, limit=limit + 1)]
+        return label_values(conn=conn, name=name, limit=limit + 1)
+
+
+@router.get("/api/v1/labels")
+async def labels(
+    engine: EngineDep, _reader: ReaderDep, match: MatchQuery = None, limit: Limit = 1000
+) -> dict:
+    """List the label names of stored series (Prometheus form; ``__name__`` included)."""
+    return _answer(await run_in_threadpool(_names, engine, match, limit), limit)
+
+
+@router.get("/api/v1/label/{name}/values")
+async def values(
+    name: LabelName,
+    engine: EngineDep,
+    _reader: ReaderDep,
+    match: MatchQuery = None,
+    limit: Limit = 1000,
+) -> dict:
+    """List the values one label takes across stored series (Prometheus form)."""
+    return _answer(await run_in_threadpool(_values, engine, name, match, limit), limit)
+
+
+def _catalog(engine, limit: int, contains: str | None) -> dict:
+    with engine.connect() as conn:
+        names = metric_names(conn=conn, limit=limit + 1, contains=contains)
+        keys = label_keys_of(conn=conn, names=[n for n, _count in names[:limit]])
+    data = [
+        {"name": name, "series": count, "labels": keys.get(name, [])}
+        for name, count in names[:limit]
+    ]
+    doc: dict = {"status": "success", "data": data}
+    if len(names) > limit:
+        doc["warnings"] = [TRUNCATED]
+    return doc
+
+
+@router.get("/api/v1/metadata/metrics")
+async def metrics(
+    engine: EngineDep,
+    _reader: ReaderDep,
+    limit: Limit = 1000,
+    contains: Annotated[
+        str | None,
+        Query(max_length=200, pattern=r"^[^\x00]*$", description="only names holding this text"),
+    ] = None,
+) -> dict:
+    """List stored metric names with their series count and label names, by name."""
+    return await run_in_threadpool(_catalog, engine, limit, contains)

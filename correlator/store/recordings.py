@@ -1,0 +1,147 @@
+"""Imported incident windows: where an incident's data starts and ends, its breach, its baseline."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+from dataclasses import dataclass
+
+import orjson
+from sqlalchemy import Connection, select
+from sqlalchemy.orm import Session
+
+from correlator.bundle import Series, load_matrix, matrix_document
+from correlator.store.dialect import upsert_insert
+from correlator.store.tables import Recording
+
+# A baseline blob is refused past this size once inflated (a few days of a few
+# hundred series at 15 s is tens of MB).
+MAX_BASELINE_BYTES = 512 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One imported incident: its SLA, data window (unix seconds), declared breach, source."""
+
+    id: int
+    sla: str
+    start: float
+    end: float
+    breach_start: float | None
+    source: str
+    has_baseline: bool
+
+
+def _window(row: Recording) -> Window:
+    return Window(
+        id=row.id,
+        sla=row.sla,
+        start=row.start / 1000.0,
+        end=row.end / 1000.0,
+        breach_start=row.breach_start,
+        source=row.source,
+        has_baseline=row.baseline is not None,
+    )
+
+
+def encode_baseline(series: list[Series] | None) -> bytes | None:
+    """Return the stored form of a baseline: gzip-compressed query_range JSON."""
+    if not series:
+        return None
+    return gzip.compress(orjson.dumps(matrix_document(series)), compresslevel=6)
+
+
+def decode_baseline(blob: bytes | None, where: str = "stored baseline") -> list[Series] | None:
+    """Return the series of a stored baseline (None when there is none)."""
+    if blob is None:
+        return None
+    with gzip.GzipFile(fileobj=io.BytesIO(blob)) as f:
+        raw = f.read(MAX_BASELINE_BYTES + 1)
+    if len(raw) > MAX_BASELINE_BYTES:
+        raise ValueError(f"{where}: larger than {MAX_BASELINE_BYTES} bytes once inflated")
+    return load_matrix(raw, where)
+
+
+def save_recording(
+    *,
+    conn: Connection,
+    sla: str,
+    start: float,
+    end: float,
+    breach_start: float | None,
+    source: str,
+    baseline: list[Series] | None,
+    now: float,
+) -> int:
+    """Insert or replace the recording of one incident window; return its id."""
+    row = {
+        "sla": sla,
+        "start": math.floor(start * 1000),
+        "end": math.ceil(end * 1000),
+        "breach_start": breach_start,
+        "source": source[:500],
+        "imported_at": round(now * 1000),
+        "baseline": encode_baseline(baseline),
+    }
+    stmt = upsert_insert(conn, Recording)
+    conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["sla", "start", "end"],
+            set_={
+                k: stmt.excluded[k] for k in ("breach_start", "source", "imported_at", "baseline")
+            },
+        ),
+        [row],
+    )
+    found = conn.execute(
+        select(Recording.id).where(
+            Recording.sla == sla, Recording.start == row["start"], Recording.end == row["end"]
+        )
+    ).scalar_one()
+    return int(found)
+
+
+def list_recordings(*, conn: Connection, sla: str | None = None) -> list[Window]:
+    """Return recordings (of one SLA when given), oldest window first."""
+    stmt = select(Recording).order_by(Recording.start, Recording.id)
+    if sla is not None:
+        stmt = stmt.where(Recording.sla == sla)
+    return [_window(r) for r in Session(conn).scalars(stmt)]
+
+
+def recording_at(*, conn: Connection, sla: str, at: float) -> Window | None:
+    """Return the recording of ``sla`` whose window holds ``at``; None when none does.
+
+    Windows of one SLA may overlap (one outage's campaign recorded up to each of its
+    breaches): the one whose declared breach is nearest ``at`` wins, then the newest import.
+    """
+    ms = round(at * 1000)
+    stmt = select(Recording).where(Recording.sla == sla, Recording.start <= ms, Recording.end >= ms)
+    rows = list(Session(conn).scalars(stmt))
+    if not rows:
+        return None
+
+    def key(r: Recording) -> tuple[float, int]:
+        gap = abs(r.breach_start - at) if r.breach_start is not None else math.inf
+        return (gap, -r.imported_at)
+
+    return _window(min(rows, key=key))
+
+
+def recording_overlapping(*, conn: Connection, sla: str, start: float, end: float) -> Window | None:
+    """Return the recording of ``sla`` that overlaps [start, end] most; None when none does."""
+    best, most = None, 0.0
+    for w in list_recordings(conn=conn, sla=sla):
+        overlap = min(end, w.end) - max(start, w.start)
+        if overlap > most:
+            best, most = w, overlap
+    return best
+
+
+def read_baseline(*, conn: Connection, recording_id: int) -> list[Series] | None:
+    """Return the baseline series stored with a recording (None when it has none)."""
+    blob = conn.execute(
+        select(Recording.baseline).where(Recording.id == recording_id)
+    ).scalar_one_or_none()
+    return decode_baseline(blob, f"baseline of recording {recording_id}")

@@ -1,0 +1,27 @@
+"""Selector string escapes: quotes, backslashes and non-ASCII values survive parsing."""
+
+from __future__ import annotations
+
+import re
+
+from correlator.selector import parse_selector
+
+
+def test_escaped_quotes_and_non_ascii_values_parse_as_written():
+    sel = parse_selector('m{service="caf\u00e9 \\"x\\"",host="\u4e3b\u673a-1"}')
+    assert [m.value for m in sel.matchers] == ['caf\u00e9 "x"', "\u4e3b\u673a-1"]
+    assert sel.matches("m", {"service": 'caf\u00e9 "x"', "host": "\u4e3b\u673a-1"})
+
+
+def test_regex_escapes_written_by_re_escape_match_literally():
+    value = "caf\u00e9.svc(1)+[a]|b\\c"
+    quoted = re.escape(value).replace("\\", "\\\\").replace('"', '\\"')
+    sel = parse_selector(f'm{{service=~"{quoted}"}}')
+    assert sel.matches("m", {"service": value})
+    assert not sel.matches("m", {"service": "caf\u00e9xsvc(1)+[a]|b\\c"})
+
+
+def test_string_escapes_and_unknown_ones():
+    sel = parse_selector('m{a="\\x41\\u00e9\\n\\t\\\\",b=~"x\\.y"}')
+    assert sel.matchers[0].value == "A\u00e9\n\t\\"
+    assert sel.matchers[1].value == "x\\.y"  # an unknown string escape stays for the regex
