@@ -28,6 +28,10 @@ MAX_SAMPLES_PER_BATCH = 1_000_000
 MAX_BODY_BYTES = 32 * 1024 * 1024
 MAX_TIMESTAMP = 1e11  # unix seconds (year 5138): anything later is a unit mistake
 MAX_NAME_LENGTH = 200
+MAX_LABELS_PER_SERIES = 64
+MAX_LABEL_VALUE_LENGTH = 2048  # characters; Mimir's default, ample for pod and model names
+# JSON integers become float64 samples: anything a float cannot hold is refused, not rounded to inf.
+MAX_NUMBER = 1.7976931348623157e308
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _NUMBER = (int, float)
@@ -125,22 +129,46 @@ def _metric_name_ok(name: str) -> bool:
     return METRIC_NAME_RE.match(name) is not None and len(name) <= MAX_NAME_LENGTH
 
 
-def _labels(obj: object, path: str) -> dict[str, str]:
+def check_labels(
+    obj: object,
+    path: str,
+    *,
+    max_labels: int = MAX_LABELS_PER_SERIES,
+    max_value: int = MAX_LABEL_VALUE_LENGTH,
+) -> dict[str, str]:
+    """Validate a label set (names, string values, count and sizes, no NUL); return it."""
     if obj is None:
         return {}
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object of string values")
+    if len(obj) > max_labels:
+        raise BatchError(path, f"{len(obj)} labels exceed the limit of {max_labels}")
     for k, v in obj.items():
-        if not _label_name_ok(k):
-            raise BatchError(f"{path}.{k}", "label name must match [a-zA-Z_][a-zA-Z0-9_]*")
+        if len(k) > MAX_NAME_LENGTH or not _label_name_ok(k):
+            raise BatchError(
+                f"{path}.{k[:80]}", "label name must match [a-zA-Z_][a-zA-Z0-9_]*, <= 200 chars"
+            )
         if type(v) is not str:
             raise BatchError(f"{path}.{k}", f"label value must be a string, got {type(v).__name__}")
+        if len(v) > max_value:
+            raise BatchError(
+                f"{path}.{k}", f"label value of {len(v)} chars exceeds the limit of {max_value}"
+            )
+        if "\x00" in v:
+            raise BatchError(f"{path}.{k}", "label value must not contain NUL characters")
     return obj
 
 
 def _all_finite_numbers(items: list) -> bool:
     """Return True when every item is an int or float and finite (the common, fast case)."""
-    return set(map(type, items)) <= _NUMBER_SET and math.isfinite(sum(items))
+    try:
+        return set(map(type, items)) <= _NUMBER_SET and math.isfinite(sum(items))
+    except OverflowError:  # an integer too large for a float: the slow path names it
+        return False
+
+
+def _in_float_range(v: int | float) -> bool:
+    return type(v) is float or -MAX_NUMBER <= v <= MAX_NUMBER
 
 
 def _timestamps(obj: object, path: str) -> list[float]:
@@ -150,9 +178,14 @@ def _timestamps(obj: object, path: str) -> list[float]:
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of unix seconds")
     for i, t in enumerate(obj):
-        if type(t) not in _NUMBER or not math.isfinite(t) or not 0 <= t < MAX_TIMESTAMP:
+        if (
+            type(t) not in _NUMBER
+            or not _in_float_range(t)
+            or not math.isfinite(t)
+            or not 0 <= t < MAX_TIMESTAMP
+        ):
             raise BatchError(
-                f"{path}[{i}]", f"timestamp must be unix seconds in [0, 1e11), got {t!r}"
+                f"{path}[{i}]", f"timestamp must be unix seconds in [0, 1e11), got {t!r:.80}"
             )
     return obj
 
@@ -164,24 +197,37 @@ def _values(obj: object, path: str, allow_non_finite: bool) -> list[float]:
         raise BatchError(path, "must be an array of numbers")
     for i, v in enumerate(obj):
         if type(v) not in _NUMBER:
-            raise BatchError(f"{path}[{i}]", f"value must be a number, got {v!r}")
+            raise BatchError(f"{path}[{i}]", f"value must be a number, got {v!r:.80}")
+        if not _in_float_range(v):
+            raise BatchError(
+                f"{path}[{i}]", "value out of range: an integer too large for a 64-bit float"
+            )
         if not allow_non_finite and not math.isfinite(v):
             raise BatchError(f"{path}[{i}]", f"value must be finite, got {v!r}")
     return obj
 
 
-def parse_series(obj: object, path: str, *, allow_non_finite: bool = False) -> SeriesBatch:
+def parse_series(
+    obj: object,
+    path: str,
+    *,
+    allow_non_finite: bool = False,
+    max_labels: int = MAX_LABELS_PER_SERIES,
+    max_label_value: int = MAX_LABEL_VALUE_LENGTH,
+) -> SeriesBatch:
     """Validate one series object of the wire form (``path`` names it in errors)."""
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object with name, labels, timestamps, values")
     name = obj.get("name")
     if type(name) is not str or not name:
         raise BatchError(f"{path}.name", "metric name must be a non-empty string")
-    if not _metric_name_ok(name):
+    if len(name) > MAX_NAME_LENGTH or not _metric_name_ok(name):
         raise BatchError(
             f"{path}.name", f"invalid metric name {name[:80]!r} (Prometheus syntax, <= 200 chars)"
         )
-    labels = _labels(obj.get("labels"), path + ".labels")
+    labels = check_labels(
+        obj.get("labels"), path + ".labels", max_labels=max_labels, max_value=max_label_value
+    )
     ts = _timestamps(obj.get("timestamps"), path + ".timestamps")
     values = _values(obj.get("values"), path + ".values", allow_non_finite)
     if len(ts) != len(values):
@@ -191,7 +237,13 @@ def parse_series(obj: object, path: str, *, allow_non_finite: bool = False) -> S
     return SeriesBatch(name=name, labels=labels, timestamps=ts, values=values)
 
 
-def parse_event(obj: object, path: str) -> Event:
+def parse_event(
+    obj: object,
+    path: str,
+    *,
+    max_labels: int = MAX_LABELS_PER_SERIES,
+    max_label_value: int = MAX_LABEL_VALUE_LENGTH,
+) -> Event:
     """Validate one event object of the wire form."""
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object with id, ts, kind, summary")
@@ -202,9 +254,18 @@ def parse_event(obj: object, path: str) -> Event:
                 f"{path}.{key}", f"must be a non-empty string of <= {limit} chars, without NUL"
             )
     ts = obj.get("ts")
-    if type(ts) not in _NUMBER or not math.isfinite(ts) or not 0 <= ts < MAX_TIMESTAMP:
-        raise BatchError(f"{path}.ts", f"timestamp must be unix seconds in [0, 1e11), got {ts!r}")
-    labels = _labels(obj.get("labels"), f"{path}.labels")
+    if (
+        type(ts) not in _NUMBER
+        or not _in_float_range(ts)
+        or not math.isfinite(ts)
+        or not 0 <= ts < MAX_TIMESTAMP
+    ):
+        raise BatchError(
+            f"{path}.ts", f"timestamp must be unix seconds in [0, 1e11), got {ts!r:.80}"
+        )
+    labels = check_labels(
+        obj.get("labels"), f"{path}.labels", max_labels=max_labels, max_value=max_label_value
+    )
     return Event(
         id=obj["id"], ts=float(ts), kind=obj["kind"], summary=obj["summary"], labels=labels
     )
@@ -215,6 +276,8 @@ def parse_batch(
     *,
     max_series: int = MAX_SERIES_PER_BATCH,
     max_samples: int = MAX_SAMPLES_PER_BATCH,
+    max_labels: int = MAX_LABELS_PER_SERIES,
+    max_label_value: int = MAX_LABEL_VALUE_LENGTH,
 ) -> Batch:
     """Validate a decoded batch; raise ``BatchError`` naming the first bad field."""
     if not isinstance(obj, dict):
@@ -224,14 +287,15 @@ def parse_batch(
         raise BatchError("series", "must be an array")
     if len(raw_series) > max_series:
         raise BatchError("series", f"{len(raw_series)} series exceed the limit of {max_series}")
-    series = [parse_series(s, f"series[{i}]") for i, s in enumerate(raw_series)]
+    limits = {"max_labels": max_labels, "max_label_value": max_label_value}
+    series = [parse_series(s, f"series[{i}]", **limits) for i, s in enumerate(raw_series)]
     total = sum(len(s.timestamps) for s in series)
     if total > max_samples:
         raise BatchError("series", f"{total} samples exceed the limit of {max_samples}")
     raw_events = obj.get("events", [])
     if not isinstance(raw_events, list):
         raise BatchError("events", "must be an array")
-    events = [parse_event(e, f"events[{i}]") for i, e in enumerate(raw_events)]
+    events = [parse_event(e, f"events[{i}]", **limits) for i, e in enumerate(raw_events)]
     batch_id = obj.get("batch_id")
     if batch_id is not None and not isinstance(batch_id, str):
         raise BatchError("batch_id", "must be a string")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import gzip
 import math
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -13,8 +14,18 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from collector.schema import MAX_LABEL_VALUE_LENGTH, MAX_LABELS_PER_SERIES
+
 CHANGE_KINDS = ("deploy", "config", "feature", "image", "capacity", "infra")
 AGGREGATES = ("max", "min", "mean", "sum")
+# A bundle file (or a stored baseline) is refused past this size once inflated; the public
+# scenarios inflate to about 10 MB. ``causeline import --max-file-bytes`` raises it.
+MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_TS = 1e11  # unix seconds, as the API takes them
+# The API's text limits (correlator/api/routes/slas.py and changes.py).
+MAX_NAME = 200
+MAX_SUMMARY = 10_000
+MAX_DESCRIPTION = 100_000
 
 
 class BundleError(ValueError):
@@ -60,12 +71,40 @@ def format_value(value: float) -> str:
     return repr(value)
 
 
-def _read_bytes(path: Path) -> bytes:
+def _too_large(path: Path | str, max_bytes: int, what: str) -> BundleError:
+    return BundleError(
+        path, f"{what} more than {max_bytes} bytes (the limit; raise it with --max-file-bytes)"
+    )
+
+
+def inflate(raw: bytes, path: Path | str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """Return one whole gzip member inflated; refuse past ``max_bytes``, truncated or several."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
+        out = inflater.decompress(raw, max_bytes + 1)
+    except zlib.error as exc:
+        raise BundleError(path, f"not valid gzip: {exc}") from exc
+    if len(out) > max_bytes:
+        raise _too_large(path, max_bytes, "inflates to")
+    if not inflater.eof:
+        raise BundleError(path, "truncated gzip: the file ends before the compressed data does")
+    if inflater.unused_data:
+        raise BundleError(
+            path,
+            f"{len(inflater.unused_data)} bytes follow the first gzip member (concatenated or "
+            "padded files are not read); compress the JSON as one gzip member",
+        )
+    return out
+
+
+def _read_bytes(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    try:
+        if path.stat().st_size > max_bytes:
+            raise _too_large(path, max_bytes, "holds")
         raw = path.read_bytes()
-        return gzip.decompress(raw) if path.suffix == ".gz" else raw
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except OSError as exc:
         raise BundleError(path, f"cannot read: {exc}") from exc
+    return inflate(raw, path, max_bytes) if path.suffix == ".gz" else raw
 
 
 def _parse_json(raw: bytes, path: Path):
@@ -81,8 +120,8 @@ def _parse_json(raw: bytes, path: Path):
             gc.enable()
 
 
-def _load_json(path: Path):
-    return _parse_json(_read_bytes(path), path)
+def _load_json(path: Path, max_bytes: int = MAX_FILE_BYTES):
+    return _parse_json(_read_bytes(path, max_bytes), path)
 
 
 _VALUES = re.compile(rb'"values"\s*:\s*\[(?:\s*\]|.*?\]\s*\])', re.S)
@@ -124,9 +163,9 @@ def _cut_values(raw: bytes) -> tuple[list[bytes], bytes]:
     return segments, b"".join(parts)
 
 
-def _load_matrix(path: Path) -> list[Series]:
+def _load_matrix(path: Path, max_bytes: int = MAX_FILE_BYTES) -> list[Series]:
     """Read a query_range file, parsing the sample arrays in C and the rest with orjson."""
-    return load_matrix(_read_bytes(path), path)
+    return load_matrix(_read_bytes(path, max_bytes), path)
 
 
 def load_matrix(raw: bytes, path: Path | str) -> list[Series]:
@@ -149,7 +188,14 @@ def load_matrix(raw: bytes, path: Path | str) -> list[Series]:
 
 
 def _find(folder: Path, stem: str, required: bool) -> Path | None:
+    inside = folder.resolve()
     for candidate in (folder / f"{stem}.json", folder / f"{stem}.json.gz"):
+        if candidate.is_symlink() and not candidate.resolve().is_relative_to(inside):
+            raise BundleError(
+                candidate,
+                f"is a link to {candidate.resolve()}, outside the bundle folder; "
+                "copy the file into the bundle",
+            )
         if candidate.is_file():
             return candidate
     if required:
@@ -195,6 +241,7 @@ def parse_matrix(doc: object, path: Path | str) -> list[Series]:
             raise BundleError(path, f"{where}.metric: '__name__' is missing or empty")
         if not all(isinstance(v, str) for v in labels.values()):
             raise BundleError(path, f"{where}.metric: label values must be strings")
+        _check_labels(labels, path, f"{where}.metric", MAX_LABEL_VALUE_LENGTH)
         ts, vs = _sample_arrays(item.get("values"), path, where)
         if not np.all(np.isfinite(ts)):
             raise BundleError(path, f"{where}.values: timestamps must be finite numbers")
@@ -207,6 +254,49 @@ def parse_matrix(doc: object, path: Path | str) -> list[Series]:
     return out
 
 
+def _check_labels(labels: dict, path: Path | str, where: str, max_value: int) -> None:
+    if len(labels) > MAX_LABELS_PER_SERIES:
+        raise BundleError(
+            path, f"{where}: {len(labels)} labels exceed the limit of {MAX_LABELS_PER_SERIES}"
+        )
+    for k, v in labels.items():
+        if len(k) > MAX_NAME or (isinstance(v, str) and len(v) > max_value):
+            raise BundleError(
+                path, f"{where}.{k[:80]}: label longer than the limit ({MAX_NAME} / {max_value})"
+            )
+        if "\x00" in k or (isinstance(v, str) and "\x00" in v):
+            raise BundleError(path, f"{where}.{k[:80]}: labels must not contain NUL characters")
+
+
+def _check_text(doc: object, path: Path | str) -> None:
+    """Refuse NUL characters anywhere in a document's keys and strings, naming the field."""
+    stack: list[tuple[str, object]] = [("", doc)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if "\x00" in k:
+                    raise BundleError(path, f"{where or 'key'}: keys must not contain NUL")
+                stack.append((f"{where}.{k}" if where else k, v))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+        elif isinstance(value, str) and "\x00" in value:
+            raise BundleError(path, f"{where or 'value'}: must not contain NUL characters")
+
+
+def _check_name(value: object, path: Path | str, where: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise BundleError(path, f"{where}: must be a non-empty string")
+    if len(value) > MAX_NAME or "/" in value:
+        raise BundleError(path, f"{where}: must be at most {MAX_NAME} characters, without '/'")
+
+
+def _check_seconds(value: object, path: Path | str, where: str) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or not 0 <= value < MAX_TS:
+        raise BundleError(path, f"{where}: must be unix seconds in [0, 1e11), got {value!r:.80}")
+
+
 def _check_changes(changes: object, path: Path) -> list[dict]:
     if not isinstance(changes, list):
         raise BundleError(path, "must be a list of change events")
@@ -216,11 +306,14 @@ def _check_changes(changes: object, path: Path) -> list[dict]:
         for key in ("id", "kind"):
             if not isinstance(c.get(key), str) or not c[key]:
                 raise BundleError(path, f"[{i}].{key}: must be a non-empty string")
-        ts = c.get("ts")
-        if not isinstance(ts, int | float) or isinstance(ts, bool) or not math.isfinite(ts):
-            raise BundleError(path, f"[{i}].ts: must be unix seconds, got {ts!r}")
+        _check_name(c["id"], path, f"[{i}].id")
+        _check_seconds(c.get("ts"), path, f"[{i}].ts")
         if not isinstance(c.get("labels", {}), dict):
             raise BundleError(path, f"[{i}].labels: must be an object")
+        _check_labels(c.get("labels", {}), path, f"[{i}].labels", MAX_NAME)
+        if len(str(c.get("summary") or "")) > MAX_SUMMARY:
+            raise BundleError(path, f"[{i}].summary: longer than {MAX_SUMMARY} characters")
+    _check_text(changes, path)
     return changes
 
 
@@ -246,24 +339,32 @@ def check_sla(sla: object, path: Path | str) -> dict:
     for key in ("name", "metric"):
         if not isinstance(sla.get(key), str) or not sla[key]:
             raise BundleError(path, f"'{key}' must be a non-empty string")
+    _check_text(sla, path)
+    _check_name(sla["name"], path, "'name'")
+    if len(sla["metric"]) > MAX_NAME:
+        raise BundleError(path, f"'metric' must be at most {MAX_NAME} characters")
     if not isinstance(sla.get("labels", {}), dict):
         raise BundleError(path, "'labels' must be an object")
+    _check_labels(sla.get("labels", {}), path, "'labels'", MAX_NAME)
+    if len(str(sla.get("description") or "")) > MAX_DESCRIPTION:
+        raise BundleError(path, f"'description' is longer than {MAX_DESCRIPTION} characters")
     if sla.get("aggregate", "max") not in AGGREGATES:
         raise BundleError(path, f"'aggregate' must be one of {', '.join(AGGREGATES)}")
     if "breach_start" in sla:
-        if not isinstance(sla["breach_start"], int | float):
-            raise BundleError(path, "'breach_start' must be unix seconds")
+        _check_seconds(sla["breach_start"], path, "'breach_start'")
         return sla
     if sla.get("op") not in (">", "<"):
         raise BundleError(path, "'op' must be '>' or '<' (or give 'breach_start')")
-    if not isinstance(sla.get("threshold"), int | float):
-        raise BundleError(path, "'threshold' must be a number (or give 'breach_start')")
-    if not isinstance(sla.get("for_seconds", 0), int | float):
-        raise BundleError(path, "'for_seconds' must be a number of seconds")
+    threshold = sla.get("threshold")
+    if not isinstance(threshold, int | float) or not -1e15 <= threshold <= 1e15:
+        raise BundleError(path, "'threshold' must be a number in ±1e15 (or give 'breach_start')")
+    for_seconds = sla.get("for_seconds", 0)
+    if not isinstance(for_seconds, int | float) or not 0 <= for_seconds <= 1e7:
+        raise BundleError(path, "'for_seconds' must be a number of seconds in [0, 1e7]")
     return sla
 
 
-def read_bundle(folder: Path | str) -> Bundle:
+def read_bundle(folder: Path | str, *, max_bytes: int = MAX_FILE_BYTES) -> Bundle:
     """Read a bundle folder; raise ``BundleError`` naming the file on any problem."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -273,12 +374,14 @@ def read_bundle(folder: Path | str) -> Bundle:
     topology_path = _find(folder, "topology", required=True)
     sla_path = _find(folder, "sla", required=True)
     baseline_path = _find(folder, "baseline", required=False)
+    topology = _load_json(topology_path, max_bytes)
+    _check_text(topology, topology_path)
     return Bundle(
-        series=_load_matrix(metrics_path),
-        changes=_check_changes(_load_json(changes_path), changes_path),
-        topology=_check_topology(_load_json(topology_path), topology_path),
-        sla=check_sla(_load_json(sla_path), sla_path),
-        baseline=_load_matrix(baseline_path) if baseline_path else None,
+        series=_load_matrix(metrics_path, max_bytes),
+        changes=_check_changes(_load_json(changes_path, max_bytes), changes_path),
+        topology=_check_topology(topology, topology_path),
+        sla=check_sla(_load_json(sla_path, max_bytes), sla_path),
+        baseline=_load_matrix(baseline_path, max_bytes) if baseline_path else None,
         path=folder,
     )
 
@@ -295,19 +398,54 @@ def matrix_document(series: list[Series]) -> dict:
     return {"status": "success", "data": {"resultType": "matrix", "result": result}}
 
 
+def _refuse_links(folder: Path, names: list[str]) -> None:
+    """Raise ``BundleError`` when the folder or a file to write is a link or not writable."""
+    if folder.is_symlink():
+        raise BundleError(folder, "is a link; export does not write through links")
+    if folder.exists() and not folder.is_dir():
+        raise BundleError(folder, "exists and is not a folder; choose a folder to write")
+    for name in names:
+        target = folder / name
+        if target.is_symlink():
+            raise BundleError(
+                target, "is a link; export does not write through links (remove it first)"
+            )
+        if target.exists() and not target.is_file():
+            raise BundleError(target, "exists and is not a file")
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write a file without following a link put there since the check."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        raise BundleError(path, f"cannot write: {exc.strerror}") from exc
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
 def write_bundle(folder: Path | str, bundle: Bundle) -> Path:
-    """Write a bundle folder (metrics gzip-compressed) and return its path."""
+    """Write a bundle folder (metrics gzip-compressed) and return its path; never via links."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     opts = orjson.OPT_INDENT_2
-    (folder / "metrics.json.gz").write_bytes(
-        gzip.compress(orjson.dumps(matrix_document(bundle.series)), compresslevel=6)
-    )
-    (folder / "changes.json").write_bytes(orjson.dumps(bundle.changes, option=opts))
-    (folder / "topology.json").write_bytes(orjson.dumps(bundle.topology, option=opts))
-    (folder / "sla.json").write_bytes(orjson.dumps(bundle.sla, option=opts))
+    files = {
+        "metrics.json.gz": lambda: gzip.compress(
+            orjson.dumps(matrix_document(bundle.series)), compresslevel=6
+        ),
+        "changes.json": lambda: orjson.dumps(bundle.changes, option=opts),
+        "topology.json": lambda: orjson.dumps(bundle.topology, option=opts),
+        "sla.json": lambda: orjson.dumps(bundle.sla, option=opts),
+    }
     if bundle.baseline:
-        (folder / "baseline.json.gz").write_bytes(
-            gzip.compress(orjson.dumps(matrix_document(bundle.baseline)), compresslevel=6)
+        files["baseline.json.gz"] = lambda: gzip.compress(
+            orjson.dumps(matrix_document(bundle.baseline)), compresslevel=6
         )
+    _refuse_links(folder, list(files))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BundleError(folder, f"cannot create the folder: {exc.strerror}") from exc
+    for name, render in files.items():
+        _write_file(folder / name, render())
     return folder

@@ -5,10 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import re2
+
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(,|$)')
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.S)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+# Compiled regexes get at most this much memory; a bigger one is refused as too large.
+REGEX_MAX_MEM = 8 << 20
 
 
 class SelectorError(ValueError):
@@ -22,7 +26,7 @@ class Matcher:
     label: str
     op: str
     value: str
-    pattern: re.Pattern | None = field(default=None, compare=False)
+    pattern: re2._Regexp | None = field(default=None, compare=False)  # RE2: linear time
 
     def matches(self, labels: dict[str, str]) -> bool:
         """Return whether the labels satisfy this matcher (absent label reads as "")."""
@@ -69,14 +73,22 @@ def _unescape(match: re.Match) -> str:
     return code if code in "\\\"'" else "\\" + code  # unknown escapes stay, as in regexes
 
 
+def _compile_regex(label: str, value: str) -> re2._Regexp:
+    """Compile a matcher's regex with RE2, whose matching time is linear in the text."""
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = REGEX_MAX_MEM
+    try:
+        return re2.compile(value, options)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        reason = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else reason
+        raise SelectorError(f"bad regular expression for {label}: {reason}") from exc
+
+
 def _matcher(label: str, op: str, value: str) -> Matcher:
     value = _ESCAPE.sub(_unescape, value) if "\\" in value else value
-    pattern = None
-    if op in ("=~", "!~"):
-        try:
-            pattern = re.compile(value)
-        except re.error as exc:
-            raise SelectorError(f"bad regular expression for {label}: {exc}") from exc
+    pattern = _compile_regex(label, value) if op in ("=~", "!~") else None
     return Matcher(label, op, value, pattern)
 
 

@@ -7,7 +7,12 @@ from typing import Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from collector.schema import MAX_BODY_BYTES, MAX_SERIES_PER_BATCH
+from collector.schema import (
+    MAX_BODY_BYTES,
+    MAX_LABEL_VALUE_LENGTH,
+    MAX_LABELS_PER_SERIES,
+    MAX_SERIES_PER_BATCH,
+)
 
 
 class ServiceSettings(BaseSettings):
@@ -17,11 +22,22 @@ class ServiceSettings(BaseSettings):
 
     database_url: str | None = None
     bind_host: str = "127.0.0.1"
+    bind_port: int = 8400
     max_body_bytes: int = MAX_BODY_BYTES
     max_series_per_batch: int = MAX_SERIES_PER_BATCH
+    # Ingest bounds per series and event: label count and label value length (characters).
+    max_labels_per_series: int = MAX_LABELS_PER_SERIES
+    max_label_value_length: int = MAX_LABEL_VALUE_LENGTH
     # "auto": reads are open when bound to loopback and need a token otherwise.
     read_auth: Literal["auto", "open", "token"] = "auto"
-    token_cache_seconds: float = 30.0
+    # Host names the API and dashboard answer to besides loopback, the bind address and the
+    # public_url's host (comma-separated; "*": any). Other names get 421 (DNS rebinding).
+    allowed_hosts: str | None = None
+    # Bounds of one read request (series selected, points answered, seconds spent); a read
+    # past one gets 422 (503 for time) saying how to narrow it (docs/operators.md: Security).
+    read_max_series: int = 20_000
+    read_max_points: int = 500_000
+    read_timeout_seconds: float = 30.0
     # The background SLA evaluator (off in the library; ``causeline serve`` turns it on).
     evaluator_enabled: bool = False
     evaluator_interval_seconds: float = 5.0
@@ -36,6 +52,9 @@ class ServiceSettings(BaseSettings):
     public_url: str = "http://127.0.0.1:8400"
     alert_routes_file: str | None = None
     alert_routes_json: str | None = None
+    # Webhook hosts or CIDRs (comma-separated) allowed although link-local (cloud metadata)
+    # or this service's own address; other such channel URLs are refused.
+    alert_allowed_hosts: str | None = None
     alert_worker_enabled: bool = False
     alert_worker_interval_seconds: float = 1.0
     alert_max_attempts: int = 8

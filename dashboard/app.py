@@ -10,6 +10,7 @@ from dash import html
 from dashboard import ids
 from dashboard.client import ApiClient
 from dashboard.context import Context
+from dashboard.gate import install_gate, reader_token
 from dashboard.pages import board, capacity, changes, incidents, metrics, models
 from dashboard.settings import DashboardSettings
 
@@ -44,11 +45,19 @@ def _shell(app: dash.Dash, context: Context) -> html.Div:
                         [html.A(label, href=app.get_relative_path(path)) for label, path in NAV]
                     ),
                     banner,
+                    *_sign_out(app),
                 ]
             ),
             html.Main(dash.page_container),
         ]
     )
+
+
+def _sign_out(app: dash.Dash) -> list:
+    if not reader_token():
+        return []
+    button = html.Button("Sign out", type="submit", className="signout")
+    return [html.Form([button], method="post", action=app.get_relative_path("/logout"))]
 
 
 def create_dashboard(
@@ -62,6 +71,7 @@ def create_dashboard(
     client = api_client or ApiClient(
         settings.api_url, token=settings.api_token, timeout=settings.api_timeout_seconds
     )
+    client.reader_token = reader_token
     prefix = "/" + settings.url_prefix.strip("/") + "/" if settings.url_prefix.strip("/") else "/"
     app = dash.Dash(
         "causeline",
@@ -79,5 +89,6 @@ def create_dashboard(
         page.register(app, context)
     board.register_filters(app, context)
     app.layout = lambda: _shell(app, context)
+    install_gate(app, context)
     app.server.config["causeline_context"] = context
     return app

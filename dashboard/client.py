@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -73,10 +75,19 @@ def parse_matrix(doc: dict) -> list[Series]:
 class ApiClient:
     """Call the service's read and write endpoints; writes carry the person as author."""
 
-    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 30.0):
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 30.0,
+        reader_token: Callable[[], str | None] | None = None,
+    ):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
         self.has_token = token is not None
+        # The signed-in person's token, when there is one: reads go with it, not the service's.
+        self.reader_token = reader_token
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
 
     def close(self) -> None:
@@ -84,6 +95,9 @@ class ApiClient:
         self._http.close()
 
     def _call(self, method: str, path: str, **kwargs):
+        reader = self.reader_token() if self.reader_token and method == "GET" else None
+        if reader and "headers" not in kwargs:
+            kwargs["headers"] = {"Authorization": f"Bearer {reader}"}
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.InvalidURL as exc:
@@ -98,6 +112,11 @@ class ApiClient:
         if kind.startswith("text/html"):  # no API route: a page of a mounted app answered
             raise ApiError(404, f"the service has nothing at {path}")
         return response.text
+
+    def whoami(self, token: str) -> str:
+        """Return the name of a person's token; ApiError 401 when it is invalid or revoked."""
+        doc = self._call("GET", "/api/v1/whoami", headers={"Authorization": f"Bearer {token}"})
+        return str(doc["name"])
 
     def get(self, path: str, **params):
         """GET a path with query parameters (None values left out)."""
@@ -145,8 +164,13 @@ class ApiClient:
                 failed[index] = exc
                 return []
 
+        caller = contextvars.copy_context()  # workers see this request (the reader's token)
+
+        def in_context(item):
+            return caller.copy().run(one, item)
+
         with ThreadPoolExecutor(max_workers=max(1, min(4, len(groups)))) as pool:
-            return list(pool.map(one, enumerate(groups)))
+            return list(pool.map(in_context, enumerate(groups)))
 
     def series(self, match: str, limit: int = 1000) -> list[dict]:
         """Return the series (name, labels) matching a selector."""

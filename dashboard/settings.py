@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from dashboard.access import is_loopback
 
 
 class DashboardSettings(BaseSettings):
@@ -14,6 +18,11 @@ class DashboardSettings(BaseSettings):
     # Bearer token the dashboard writes with; the person is sent as "author".
     api_token: str | None = None
     bind_host: str = "127.0.0.1"
+    # "auto": pages and callbacks are open on a loopback bind and need a sign-in otherwise
+    # (a reader token, or the user header from a trusted auth proxy); "token" or "open".
+    read_auth: Literal["auto", "open", "token"] = "auto"
+    # Host names answered besides loopback and the bind address (comma-separated; "*": any).
+    allowed_hosts: str | None = None
     # Trusted auth-proxy header naming the person, e.g. X-Forwarded-User (oauth2-proxy).
     user_header: str | None = None
     # Where the dashboard is mounted, e.g. "/" or "/dash/".
@@ -21,3 +30,9 @@ class DashboardSettings(BaseSettings):
     # Points per trace sent to the browser; more detail is fetched on zoom.
     max_points: int = 600
     api_timeout_seconds: float = 30.0
+
+    def reads_need_sign_in(self) -> bool:
+        """Return whether pages and callbacks need a signed-in reader."""
+        if self.read_auth != "auto":
+            return self.read_auth == "token"
+        return not is_loopback(self.bind_host)

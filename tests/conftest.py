@@ -13,6 +13,8 @@ PG_URL = os.environ.get(
 )
 SCENARIOS = Path(__file__).resolve().parents[1].parent / "shared" / "scenarios"
 _pg_state: dict = {}
+# Starlette's TestClient sends "Host: testserver"; the service answers only names it knows.
+os.environ.setdefault("CAUSELINE_ALLOWED_HOSTS", "testserver")
 
 
 def scenarios_dir() -> Path:

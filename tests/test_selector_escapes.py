@@ -25,3 +25,15 @@ def test_string_escapes_and_unknown_ones():
     sel = parse_selector('m{a="\\x41\\u00e9\\n\\t\\\\",b=~"x\\.y"}')
     assert sel.matchers[0].value == "A\u00e9\n\t\\"
     assert sel.matchers[1].value == "x\\.y"  # an unknown string escape stays for the regex
+
+
+def test_dashboard_regex_of_values_matches_exactly_those_values():
+    from dashboard.selectors import selector
+
+    values = ["i-1.svc:9100", "a b\tc\nd#&~-", "(x)*+?[y]{2}|^$\\", "\u4e3b\u673a-1"]
+    sel = parse_selector(selector("up", {"instance": values}))
+    assert sel.matchers[0].op == "=~"
+    for value in values:
+        assert sel.matches("up", {"instance": value})
+    for other in ["i-1xsvc:9100", "a b", "x", "(x)*+?[y]{2}", ""]:
+        assert not sel.matches("up", {"instance": other})

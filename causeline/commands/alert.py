@@ -98,7 +98,7 @@ def channels_cmd(args) -> int:
 def test_cmd(args) -> int:
     """Render a test incident for one channel and post it; print the platform's answer."""
     from correlator.alerts.channels import format_module
-    from correlator.alerts.masking import scrub
+    from correlator.alerts.masking import channel_secrets, scrub_cut
     from correlator.alerts.messages import build_message
     from correlator.alerts.transport import HttpTransport
 
@@ -111,17 +111,18 @@ def test_cmd(args) -> int:
     message = build_message(incident, "opened", sla=None, public_url=settings.public_url, now=now)
     mod = format_module(channel.kind)
     transport = HttpTransport(settings.alert_http_timeout_seconds)
+    secrets = channel_secrets(channel.url, channel.secret, channel.headers)
     try:
         status, text = transport.post(
             mod.request(mod.render(message), channel, now=now, delivery_id="causeline-test")
         )
     except Exception as exc:
-        raise CliError(scrub(f"{type(exc).__name__}: {exc}", channel.url, channel.secret)) from exc
+        raise CliError(scrub_cut(f"{type(exc).__name__}: {exc}", 1000, *secrets)) from exc
     finally:
         transport.close()
-    error = mod.error(status, text)
+    error = mod.error(status, scrub_cut(text, len(text), *secrets))  # scrubbed before any cut
     if error:
-        raise CliError(scrub(error, channel.url, channel.secret))
+        raise CliError(scrub_cut(error, 1000, *secrets))
     print(f"sent to {channel.name} ({channel.kind}): HTTP {status}")
     return 0
 

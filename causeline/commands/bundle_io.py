@@ -17,6 +17,12 @@ def register(sub) -> None:
         "causeline import ../shared/scenarios/public/01-input-length-drift",
     )
     imp.add_argument("bundle", help="bundle folder (see docs/bundles.md)")
+    imp.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=None,
+        help="refuse a bundle file larger than this once inflated (default 512 MiB)",
+    )
     add_database_option(imp)
     imp.set_defaults(func=import_cmd)
     exp = subparser(
@@ -88,11 +94,11 @@ def _engine(url):
 def import_cmd(args) -> int:
     """Validate the whole bundle, then store it in one transaction."""
     from correlator.analysis.render import when
-    from correlator.bundle import BundleError, read_bundle
+    from correlator.bundle import MAX_FILE_BYTES, BundleError, read_bundle
     from correlator.store.bundles import import_bundle
 
     try:
-        bundle = read_bundle(args.bundle)
+        bundle = read_bundle(args.bundle, max_bytes=args.max_file_bytes or MAX_FILE_BYTES)
     except BundleError as exc:
         raise CliError(f"{exc}; nothing was imported") from exc
     engine = _engine(args.database_url)
@@ -120,9 +126,18 @@ def import_cmd(args) -> int:
     return 0
 
 
+def _write(out: str, bundle) -> None:
+    """Write the bundle folder; a link or a file in the way is a one-line error."""
+    from correlator.bundle import BundleError, write_bundle
+
+    try:
+        write_bundle(out, bundle)
+    except BundleError as exc:
+        raise CliError(str(exc)) from exc
+
+
 def export_cmd(args) -> int:
     """Write the window's series, changes, topology and SLA as a bundle folder."""
-    from correlator.bundle import write_bundle
     from correlator.store.bundles import ExportError, export_bundle, recorded_window
 
     if args.prometheus:
@@ -143,7 +158,7 @@ def export_cmd(args) -> int:
         raise CliError(str(exc)) from exc
     finally:
         engine.dispose()
-    write_bundle(args.out, bundle)
+    _write(args.out, bundle)
     print(
         f"wrote {args.out}: {len(bundle.series)} series, {bundle.extra['samples']:,} samples, "
         f"{len(bundle.changes)} changes, SLA {bundle.sla['name']!r}"
@@ -154,7 +169,6 @@ def export_cmd(args) -> int:
 def _export_prometheus(args) -> int:
     """Write a bundle whose mapped metrics are read from Prometheus (the rest from the store)."""
     from causeline.commands.analyze import prometheus_inputs, store_engine
-    from correlator.bundle import write_bundle
     from correlator.promsource import PromSourceError
     from correlator.promsource.window import prometheus_bundle
 
@@ -169,7 +183,7 @@ def _export_prometheus(args) -> int:
     finally:
         if engine is not None:
             engine.dispose()
-    write_bundle(args.out, bundle)
+    _write(args.out, bundle)
     print(
         f"wrote {args.out}: {len(bundle.series)} series, {bundle.extra['samples']:,} samples "
         f"(from {args.prometheus}), {len(bundle.changes)} changes, SLA {bundle.sla['name']!r}"

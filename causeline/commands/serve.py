@@ -59,6 +59,7 @@ def run(args) -> int:
     settings = ServiceSettings(
         database_url=url,
         bind_host=args.host,
+        bind_port=args.port,
         evaluator_enabled=not args.no_evaluator,
         alert_worker_enabled=not args.no_alerts,
         **prometheus_settings(args),

@@ -19,9 +19,16 @@ def register(sub) -> None:
         actions,
         "create",
         "create a token and print it (shown only once)",
-        "causeline token create gpu-node-1",
+        "causeline token create gpu-node-1\n  causeline token create ci-deploy --scope write",
     )
     create.add_argument("name", help="who uses the token, e.g. the agent's host")
+    create.add_argument(
+        "--scope",
+        choices=("ingest", "write", "admin"),
+        default="ingest",
+        help="ingest (default: agents, metrics and fingerprints), write (changes, SLAs, "
+        "incidents, silences, notes, hooks) or admin (also deletes); each includes the one before",
+    )
     add_database_option(create)
     create.set_defaults(func=create_cmd)
     revoke = subparser(
@@ -54,7 +61,7 @@ def create_cmd(args) -> int:
     engine = _engine(args.database_url)
     try:
         with write_transaction(engine) as conn:
-            secret = create_token(conn=conn, name=args.name)
+            secret = create_token(conn=conn, name=args.name, scope=args.scope)
     except TokenExistsError as exc:
         raise CliError(str(exc)) from exc
     finally:
@@ -88,7 +95,7 @@ def list_cmd(args) -> int:
     try:
         with engine.connect() as conn:
             for t in list_tokens(conn=conn):
-                print(f"{t['name']}\t{'revoked' if t['revoked'] else 'active'}")
+                print(f"{t['name']}\t{t['scope']}\t{'revoked' if t['revoked'] else 'active'}")
     finally:
         engine.dispose()
     return 0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import signal
 import threading
 import time
 from urllib.parse import urlencode
@@ -50,13 +52,22 @@ def register(sub) -> None:
 
 
 def service_token(engine, label: str = "dashboard-up") -> tuple[str, str]:
-    """Create a fresh token for the embedded dashboard; return (name, secret)."""
+    """Create a fresh write-scope token for the embedded dashboard; return (name, secret)."""
     from correlator.store.engine import write_transaction
     from correlator.store.tokens import create_token
 
     name = f"{label}-{int(time.time())}-{secrets.token_hex(3)}"
     with write_transaction(engine) as conn:
-        return name, create_token(conn=conn, name=name)
+        return name, create_token(conn=conn, name=name, scope="write")
+
+
+def local_url(host: str, port: int) -> str:
+    """Return the URL this machine reaches a server bound to ``host`` at (wildcards: loopback)."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def build_app(
@@ -81,18 +92,27 @@ def build_app(
     service = ServiceSettings(
         database_url=database_url,
         bind_host=host,
+        bind_port=port,
         evaluator_enabled=True,
         alert_worker_enabled=True,
         **(prometheus or {}),
     )
     app = create_app(service, engine=engine)  # a bad mapping file fails here, before the token
     token_name, secret = service_token(engine)
-    settings = DashboardSettings(
-        api_url=f"http://127.0.0.1:{port}", api_token=secret, bind_host=host
-    )
-    if user_header:
-        settings.user_header = user_header
-    dash_app = create_dashboard(settings)
+    try:
+        settings = DashboardSettings(
+            api_url=local_url(host, port),
+            api_token=secret,
+            bind_host=host,
+            read_auth=service.read_auth,
+            allowed_hosts="*",  # the service's Host check already wraps the mounted dashboard
+        )
+        if user_header:
+            settings.user_header = user_header
+        dash_app = create_dashboard(settings)
+    except BaseException:
+        _revoke(database_url, token_name)
+        raise
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.mount("/", WSGIMiddleware(dash_app.server))
     app.state.dashboard_token = token_name
@@ -107,17 +127,42 @@ def board_url(base: str, model: str, start: float, end: float) -> str:
 def _serve(args, after_start=None) -> int:
     import logging
 
-    import uvicorn
-
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
-    from causeline.cli import CliError
     from causeline.commands.db import ensure_schema
-    from correlator.promsource import MappingError
     from correlator.store.engine import resolve_database_url
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)
+    with _sigterm_exits():
+        return _serve_app(args, url, after_start)
+
+
+@contextlib.contextmanager
+def _sigterm_exits():
+    """Turn SIGTERM into SystemExit, so ``finally`` blocks (the token's revoke) run on it.
+
+    uvicorn handles SIGTERM while it serves, then raises it again against the handler it
+    found; without this one that is the default, which ends the process before cleanup.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def leave(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _serve_app(args, url: str, after_start) -> int:
+    from causeline.cli import CliError
+    from correlator.promsource import MappingError
+
     try:
         app = build_app(
             database_url=url,
@@ -128,8 +173,16 @@ def _serve(args, after_start=None) -> int:
         )
     except MappingError as exc:
         raise CliError(str(exc)) from exc
-    shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    base = f"http://{shown}:{args.port}"
+    try:  # from here on, any exit (SIGTERM, Ctrl-C, an error, a normal stop) revokes the token
+        return _run_server(args, app, after_start)
+    finally:
+        _revoke(url, app.state.dashboard_token)
+
+
+def _run_server(args, app, after_start) -> int:
+    import uvicorn
+
+    base = local_url(args.host, args.port)
     server = uvicorn.Server(
         uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     )
@@ -144,10 +197,7 @@ def _serve(args, after_start=None) -> int:
             after_start(base)
 
     threading.Thread(target=announce, daemon=True).start()
-    try:
-        server.run()
-    finally:
-        _revoke(url, app.state.dashboard_token)
+    server.run()
     return 0
 
 
@@ -220,10 +270,15 @@ def open_demo_incident(base: str, token: str, demo: dict) -> int | None:
         r = httpx.post(f"{base}/api/v1/evaluate", params={"at": at}, headers=headers, timeout=120)
         if r.status_code >= 400:
             return None
-        incidents = httpx.get(f"{base}/api/v1/incidents", timeout=30).json()
-    except (httpx.HTTPError, ValueError):
+        opened = r.json().get("opened") or []
+        if opened:
+            return int(opened[0])
+        incidents = httpx.get(f"{base}/api/v1/incidents", headers=headers, timeout=30).json()
+    except (httpx.HTTPError, ValueError, AttributeError):
         return None
-    mine = [i for i in incidents if i.get("sla") == demo["sla"]]
+    if not isinstance(incidents, list):
+        return None
+    mine = [i for i in incidents if isinstance(i, dict) and i.get("sla") == demo["sla"]]
     return max((i["id"] for i in mine), default=None)
 
 
@@ -246,9 +301,11 @@ def run_demo(args) -> int:
             name, secret = service_token(engine, "demo-evaluate")
         finally:
             engine.dispose()
-        seed_demo_registry(base, secret, demo)
-        incident = open_demo_incident(base, secret, demo)
-        _revoke(url, name)
+        try:
+            seed_demo_registry(base, secret, demo)
+            incident = open_demo_incident(base, secret, demo)
+        finally:
+            _revoke(url, name)
         print(
             f"DEMO board at the breach: {board_url(base, demo['model'], b0 - 3600, b1 + 900)}",
             flush=True,

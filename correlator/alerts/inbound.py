@@ -7,9 +7,16 @@ from datetime import datetime
 from sqlalchemy import Connection, select
 
 from collector.schema import Event
+from correlator.alerts.outbox import enqueue_incident_event
 from correlator.store.catalog import get_sla
 from correlator.store.events import insert_events
-from correlator.store.incidents import add_note, list_incidents, open_incident, open_incident_for
+from correlator.store.incidents import (
+    add_note,
+    get_incident,
+    list_incidents,
+    open_incident,
+    open_incident_for,
+)
 from correlator.store.tables import Event as EventRow
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
@@ -55,12 +62,29 @@ def _open_for_model(conn: Connection, model: str) -> list[int]:
     return ids
 
 
-def take_webhook(*, conn: Connection, payload: dict, now: float, open_incidents: bool) -> dict:
+def _announce_opened(conn: Connection, incident_id: int, settings, now: float, source) -> None:
+    incident = get_incident(conn=conn, incident_id=incident_id)
+    if settings is not None and incident is not None:
+        enqueue_incident_event(
+            conn=conn, incident=incident, event="opened", settings=settings, now=now, source=source
+        )
+
+
+def take_webhook(
+    *,
+    conn: Connection,
+    payload: dict,
+    now: float,
+    open_incidents: bool,
+    settings=None,
+    source=None,
+) -> dict:
     """Store every alert as an event; attach new ones to open incidents of their model or SLA.
 
     A firing alert labelled ``causeline_sla`` opens an incident for that SLA when none is open
-    and ``open_incidents`` is on. Alerts causeline itself sent (``source=causeline``) only
-    become events.
+    and ``open_incidents`` is on; its ``opened`` message is queued in the same transaction
+    (with ``settings``; ``source`` serves the SLA's current value). Alerts causeline itself
+    sent (``source=causeline``) only become events.
     """
     out = {"events": 0, "attached": [], "opened": []}
     for alert in payload.get("alerts") or []:
@@ -91,6 +115,7 @@ def take_webhook(*, conn: Connection, payload: dict, now: float, open_incidents:
                     )
                     out["opened"].append(new)
                     targets.append(new)
+                    _announce_opened(conn, new, settings, now, source)
         if not targets and labels.get("model"):
             targets = _open_for_model(conn, labels["model"])
         for incident_id in targets:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from correlator.alerts.channels import KINDS, Channel
+from correlator.alerts.targets import refused_target
 
 SEVERITIES = ("info", "minor", "major", "critical")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -140,13 +141,26 @@ def read_config_text(text: str, suffix: str = ".json") -> AlertConfig:
     return parse_config(data)
 
 
+def check_targets(config: AlertConfig, settings) -> AlertConfig:
+    """Return the config; raise ValueError naming a channel whose URL is refused."""
+    for channel in config.channels.values():
+        why = refused_target(channel.url, settings)
+        if why:
+            raise ValueError(
+                f"channel {channel.name!r}: its url is refused: {why}; list the host in "
+                "CAUSELINE_ALERT_ALLOWED_HOSTS (comma-separated hosts or CIDRs) to allow it"
+            )
+    return config
+
+
 def load_config(settings) -> AlertConfig:
     """Return the config from the settings' routes file, or their inline JSON, else none."""
     path = getattr(settings, "alert_routes_file", None)
     if path:
         p = Path(path)
-        return read_config_text(p.read_text(encoding="utf-8"), p.suffix.lower())
+        config = read_config_text(p.read_text(encoding="utf-8"), p.suffix.lower())
+        return check_targets(config, settings)
     inline = getattr(settings, "alert_routes_json", None)
     if inline:
-        return read_config_text(inline)
+        return check_targets(read_config_text(inline), settings)
     return AlertConfig(channels={})

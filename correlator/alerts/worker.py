@@ -11,7 +11,7 @@ from sqlalchemy import Engine, and_, exists, func, or_, select, update
 from sqlalchemy.orm import aliased
 
 from correlator.alerts.channels import Channel, format_module
-from correlator.alerts.masking import scrub
+from correlator.alerts.masking import channel_secrets, scrub_cut
 from correlator.alerts.outbox import enqueue_incident_event
 from correlator.alerts.routes import AlertConfig, load_config
 from correlator.alerts.silences import silenced_until
@@ -23,6 +23,7 @@ from correlator.store.tables import AlertOutbox, Incident
 log = logging.getLogger(__name__)
 PERMANENT = {400, 401, 403, 404, 405, 410, 413, 422}
 BATCH = 50
+MAX_ERROR = 1000  # characters of a failed answer kept in last_error
 SWEEP_EVERY_S = 30.0
 SWEEP_GRACE_S = 60.0
 SWEEP_WINDOW_S = 3600.0
@@ -225,15 +226,17 @@ class OutboxWorker:
         self, channel: Channel, payload, now: float, delivery_id: str
     ) -> tuple[str | None, bool]:
         mod = format_module(channel.kind)
+        secrets = channel_secrets(channel.url, channel.secret, channel.headers)
         try:
             request = mod.request(payload, channel, now=time.time(), delivery_id=delivery_id)
             status, text = self.transport.post(request)
         except Exception as exc:  # any transport failure is retried
-            return scrub(f"{type(exc).__name__}: {exc}", channel.url, channel.secret), False
-        error = mod.error(status, text)
+            return scrub_cut(f"{type(exc).__name__}: {exc}", MAX_ERROR, *secrets), False
+        # Scrub the whole answer before any cut: a secret cut in half no longer matches.
+        error = mod.error(status, scrub_cut(text, len(text), *secrets))
         if error is None:
             return None, False
-        return scrub(error, channel.url, channel.secret)[:1000], status in PERMANENT
+        return scrub_cut(error, MAX_ERROR, *secrets), status in PERMANENT
 
     def _refresh(self, config: AlertConfig, now: float, report: dict) -> None:
         names = [c.name for c in config.channels.values() if c.kind == "alertmanager"]

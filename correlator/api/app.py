@@ -12,6 +12,8 @@ from prometheus_client import CollectorRegistry
 
 from correlator.alerts.worker import OutboxWorker
 from correlator.api.auth import TokenChecker
+from correlator.api.body_guard import BodyGuard
+from correlator.api.hosts import HostCheck, allowed_hosts
 from correlator.api.routes import (
     alertmanager_hook,
     alerts,
@@ -28,6 +30,7 @@ from correlator.api.routes import (
     oncall,
     series,
     slas,
+    whoami,
 )
 from correlator.process.autoscale import BacklogCollector
 from correlator.process.evaluator import holder_name, run_evaluator
@@ -53,6 +56,7 @@ ROUTERS = [
     capacity.router,
     alerts.router,
     alertmanager_hook.router,
+    whoami.router,
 ]
 
 
@@ -128,7 +132,7 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
     app.state.engine = engine
     app.state.metric_source = source
     app.state.series_cache = SeriesCache()
-    app.state.tokens = TokenChecker(engine, settings.token_cache_seconds)
+    app.state.tokens = TokenChecker(engine)
     app.state.evaluator_holder = holder_name()
     registry = CollectorRegistry()
     registry.register(
@@ -142,5 +146,13 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
     app.state.metrics_registry = registry
     for router in ROUTERS:
         app.include_router(router)
+    # Ingest reads (and gunzips) its own body within the same limits.
+    app.add_middleware(
+        BodyGuard, max_bytes=settings.max_body_bytes, skip=frozenset({"/api/v1/ingest"})
+    )
+    hosts = allowed_hosts(
+        bind_host=settings.bind_host, extra=settings.allowed_hosts, public_url=settings.public_url
+    )
+    app.add_middleware(HostCheck, allowed=hosts)
     app.openapi = _openapi(app)
     return app

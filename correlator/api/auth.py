@@ -1,30 +1,27 @@
-"""Bearer-token checks for writers (always) and readers (when configured)."""
+"""Bearer-token checks for writers (always, by scope) and readers (when configured)."""
 
 from __future__ import annotations
 
-import time
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from correlator.store.tokens import token_name
+from correlator.store.tokens import TokenInfo, token_info
 
 
 class TokenChecker:
-    """Check bearer tokens against the store, remembering good ones for a short while."""
+    """Check bearer tokens against the store on every request, so a revoke holds at once."""
 
-    def __init__(self, engine, ttl: float):
+    def __init__(self, engine):
         self._engine = engine
-        self._ttl = ttl
-        self._good: dict[str, tuple[str, float]] = {}
 
-    def _lookup(self, secret: str) -> str | None:
+    def _lookup(self, secret: str) -> TokenInfo | None:
         with self._engine.connect() as conn:
-            return token_name(conn=conn, secret=secret)
+            return token_info(conn=conn, secret=secret)
 
-    async def name_of(self, request: Request) -> str:
-        """Return the token's name or raise 401."""
+    async def info_of(self, request: Request) -> TokenInfo:
+        """Return the token's name and scope or raise 401."""
         header = request.headers.get("authorization", "")
         scheme, _, secret = header.partition(" ")
         if scheme.lower() != "bearer" or not secret.strip():
@@ -34,25 +31,40 @@ class TokenChecker:
                 "(create one with `causeline token create NAME`)",
                 headers={"WWW-Authenticate": "Bearer"},
             )
-        secret = secret.strip()
-        hit = self._good.get(secret)
-        now = time.monotonic()
-        if hit and hit[1] > now:
-            return hit[0]
-        name = await run_in_threadpool(self._lookup, secret)
-        if name is None:
+        # One indexed lookup by hash: no cache, so no process honours a revoked token.
+        info = await run_in_threadpool(self._lookup, secret.strip())
+        if info is None:
             raise HTTPException(
                 401, "invalid or revoked token", headers={"WWW-Authenticate": "Bearer"}
             )
-        if len(self._good) > 10_000:
-            self._good.clear()
-        self._good[secret] = (name, now + self._ttl)
-        return name
+        return info
+
+    async def name_of(self, request: Request) -> str:
+        """Return the token's name or raise 401."""
+        return (await self.info_of(request)).name
 
 
-async def require_writer(request: Request) -> str:
-    """Return the writing token's name; 401 without a valid token."""
-    return await request.app.state.tokens.name_of(request)
+def require_scope(scope: str):
+    """Return a dependency that yields the token's name; 401 without one, 403 below ``scope``."""
+
+    async def check(request: Request) -> str:
+        info = await request.app.state.tokens.info_of(request)
+        if not info.allows(scope):
+            raise HTTPException(
+                403,
+                f"token {info.name!r} has scope {info.scope!r}; "
+                f"{request.method} {request.url.path} needs scope {scope!r} "
+                f"(create one with `causeline token create NAME --scope {scope}`)",
+            )
+        return info.name
+
+    check.__name__ = f"require_{scope}"
+    return check
+
+
+require_ingest = require_scope("ingest")
+require_writer = require_scope("write")
+require_admin = require_scope("admin")
 
 
 async def require_reader(request: Request) -> str | None:
@@ -62,5 +74,7 @@ async def require_reader(request: Request) -> str | None:
     return await request.app.state.tokens.name_of(request)
 
 
+IngestDep = Annotated[str, Depends(require_ingest)]
 WriterDep = Annotated[str, Depends(require_writer)]
+AdminDep = Annotated[str, Depends(require_admin)]
 ReaderDep = Annotated[str | None, Depends(require_reader)]

@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 TIMELINE_SUSPECTS = 5
+# Line breaks of every kind and other control characters: user text stays on its line.
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+# Characters that open code, emphasis, links, HTML or strikethrough, or end a table cell.
+_SPECIAL = re.compile(r"([\\`*\[\]|~])")
+_LEADING = re.compile(r"^([#+-])|^(\d+)([.)])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def md(value: object) -> str:
+    """Return user text as inert Markdown on one line: no heading, fence, table cell or HTML."""
+    text = _BREAKS.sub(" ", str(value)).strip()
+    text = _SPECIAL.sub(r"\\\1", text)
+    text = "".join(_HTML.get(ch, ch) for ch in text)
+    return _LEADING.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
 
 
 def _t(ts: float | None) -> str:
@@ -25,41 +40,42 @@ def _dur(seconds: float | None) -> str:
 def _scope(scope: dict | None) -> str:
     if not scope:
         return "unknown"
-    where = ", ".join(f"{k}={v}" for k, v in (scope.get("labels") or {}).items())
-    return f"{scope.get('kind', '?')}" + (f" ({where})" if where else "")
+    where = ", ".join(f"{md(k)}={md(v)}" for k, v in (scope.get("labels") or {}).items())
+    return md(scope.get("kind", "?")) + (f" ({where})" if where else "")
 
 
 def _name(s: dict) -> str:
     if s.get("kind") == "change":
-        return f"change {s.get('id')}"
-    labels = ", ".join(f"{k}={v}" for k, v in sorted((s.get("labels") or {}).items()))
-    return f"{s.get('metric')}{{{labels}}}"
+        return f"change {md(s.get('id'))}"
+    labels = ", ".join(f"{md(k)}={md(v)}" for k, v in sorted((s.get("labels") or {}).items()))
+    return f"{md(s.get('metric'))}{{{labels}}}"
 
 
 def _trigger(top: dict | None) -> str:
-    return f"{_name(top)} - {top.get('evidence', '')}" if top else "not found"
+    return f"{_name(top)} - {md(top.get('evidence', ''))}" if top else "not found"
 
 
 def _timeline(inc: dict) -> list[tuple[float, str]]:
-    rows = [(inc["breach_start"], f"**SLA breached**: {inc['sla']}")]
+    rows = [(inc["breach_start"], f"**SLA breached**: {md(inc['sla'])}")]
     for c in inc.get("changes") or []:
         when = c.get("ts") if c.get("ts") is not None else c.get("planned_ts")
         if when is None:
             continue
         flag = " (unplanned)" if c.get("unplanned") else ""
-        who = c.get("person") or c.get("owner") or ""
-        rows.append(
-            (when, f"change {c['id']} [{c.get('kind')}] {c.get('summary', '')} by {who}{flag}")
-        )
+        who = md(c.get("person") or c.get("owner") or "")
+        what = f"change {md(c['id'])} \\[{md(c.get('kind'))}\\] {md(c.get('summary') or '')}"
+        rows.append((when, f"{what} by {who}{flag}"))
     for s in (inc.get("suspects") or [])[:TIMELINE_SUSPECTS]:
         if s.get("kind") == "series" and s.get("onset") is not None:
             rows.append((s["onset"], f"anomaly onset: {_name(s)} (suspect #{s.get('rank')})"))
     for n in inc.get("notes") or []:
-        rows.append((n["ts"], f"note by {n['author']} ({n['team']}): {n['text']}"))
+        rows.append((n["ts"], f"note by {md(n['author'])} ({md(n['team'])}): {md(n['text'])}"))
     if inc.get("breach_end") is not None:
         rows.append((inc["breach_end"], "SLA recovered"))
     if inc.get("resolved_at") is not None:
-        rows.append((inc["resolved_at"], f"incident resolved by {inc.get('resolved_by') or '?'}"))
+        rows.append(
+            (inc["resolved_at"], f"incident resolved by {md(inc.get('resolved_by') or '?')}")
+        )
     return sorted(rows, key=lambda r: r[0])
 
 
@@ -69,11 +85,12 @@ def render_review(inc: dict) -> str:
     top = suspects[0] if suspects else None
     end = inc.get("breach_end") or inc.get("resolved_at")
     lines = [
-        f"# Post-incident review: incident {inc['id']} - {inc['sla']}",
+        f"# Post-incident review: incident {md(inc['id'])} - {md(inc['sla'])}",
         "",
         "## Summary",
         "",
-        f"- SLA: **{inc['sla']}** (severity {inc.get('severity', '?')}), status {inc['status']}",
+        f"- SLA: **{md(inc['sla'])}** (severity {md(inc.get('severity', '?'))}), "
+        f"status {md(inc['status'])}",
         f"- Breach: {_t(inc['breach_start'])} -> {_t(end)} "
         f"({_dur(end - inc['breach_start'] if end else None)})",
         f"- Most likely trigger: {_trigger(top)}",
@@ -86,10 +103,10 @@ def render_review(inc: dict) -> str:
     oncall = inc.get("oncall") or {}
     for team in ("algo", "infra"):
         who = oncall.get(team)
-        lines.append(f"- On call ({team}): {who['person'] if who else 'nobody'}")
+        lines.append(f"- On call ({team}): {md(who['person']) if who else 'nobody'}")
     lines += ["", "## Timeline", "", "| time (UTC) | event |", "| --- | --- |"]
     for when, text in _timeline(inc):
-        lines.append(f"| {_t(when)} | {text.replace('|', '/')} |")
+        lines.append(f"| {_t(when)} | {text} |")
     lines += ["", "## Triggers and contributing factors", ""]
     if not suspects:
         lines.append("No suspect was ranked from the stored data.")
@@ -97,17 +114,19 @@ def render_review(inc: dict) -> str:
         role = "Trigger" if s is top else "Contributing factor"
         lines.append(
             f"{s.get('rank')}. **{role}**: {_name(s)} (score {s.get('score')}, owner "
-            f"{s.get('owner')}, lead {s.get('lead_seconds')} s). Evidence: {s.get('evidence', '')}"
+            f"{md(s.get('owner'))}, lead {s.get('lead_seconds')} s). "
+            f"Evidence: {md(s.get('evidence', ''))}"
         )
     lines += ["", "## Chain (input -> model -> output -> downstream)", ""]
     for seg in inc.get("chain") or []:
         lines.append(
-            f"- {seg['segment']}: {seg.get('component') or '-'} - owner {seg['owner']}, "
-            f"{seg['status']}" + (f": {seg['evidence']}" if seg.get("evidence") else "")
+            f"- {md(seg['segment'])}: {md(seg.get('component') or '-')} - owner "
+            f"{md(seg['owner'])}, {md(seg['status'])}"
+            + (f": {md(seg['evidence'])}" if seg.get("evidence") else "")
         )
     lines += ["", "## Action items", "", "| action | owner |", "| --- | --- |"]
     for action, owner in action_items(inc):
-        lines.append(f"| {action} | {owner} |")
+        lines.append(f"| {action} | {md(owner)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -120,7 +139,7 @@ def action_items(inc: dict) -> list[tuple[str, str]]:
         owner = s.get("owner") or "algo"
         if s.get("kind") == "change":
             items.append(
-                (f"Review change {s['id']}: add a canary/shadow gate or rollback check", owner)
+                (f"Review change {md(s['id'])}: add a canary/shadow gate or rollback check", owner)
             )
         elif "input" in (s.get("metric") or "") or "feature" in (s.get("metric") or ""):
             items.append(

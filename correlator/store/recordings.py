@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import math
 from dataclasses import dataclass
 
@@ -11,13 +10,13 @@ import orjson
 from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
-from correlator.bundle import Series, load_matrix, matrix_document
+from correlator.bundle import MAX_FILE_BYTES, Series, inflate, load_matrix, matrix_document
 from correlator.store.dialect import upsert_insert
 from correlator.store.tables import Recording
 
 # A baseline blob is refused past this size once inflated (a few days of a few
-# hundred series at 15 s is tens of MB).
-MAX_BASELINE_BYTES = 512 * 1024 * 1024
+# hundred series at 15 s is tens of MB): the same cap as a bundle file on import.
+MAX_BASELINE_BYTES = MAX_FILE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +55,7 @@ def decode_baseline(blob: bytes | None, where: str = "stored baseline") -> list[
     """Return the series of a stored baseline (None when there is none)."""
     if blob is None:
         return None
-    with gzip.GzipFile(fileobj=io.BytesIO(blob)) as f:
-        raw = f.read(MAX_BASELINE_BYTES + 1)
-    if len(raw) > MAX_BASELINE_BYTES:
-        raise ValueError(f"{where}: larger than {MAX_BASELINE_BYTES} bytes once inflated")
-    return load_matrix(raw, where)
+    return load_matrix(inflate(blob, where, MAX_BASELINE_BYTES), where)
 
 
 def save_recording(

@@ -16,6 +16,7 @@ import numpy as np
 import psycopg
 from sqlalchemy import Connection
 
+from correlator.store.bounds import TooManyPoints, check_deadline
 from correlator.store.partitions import prepare_for_rows
 from correlator.store.series import CHUNK
 
@@ -167,7 +168,13 @@ def _minmax_sql(postgres: bool, where: str, step_ms: int, source: tuple) -> str:
 
 
 def _fetch(
-    raw, postgres: bool, ids: list[int], window: tuple[int, int], step_ms: int | None, source
+    raw,
+    postgres: bool,
+    ids: list[int],
+    window: tuple[int, int],
+    step_ms: int | None,
+    source,
+    limit: int | None = None,
 ) -> list:
     lo, hi = window
     hours = range(lo // HOUR_MS, hi // HOUR_MS + 1)
@@ -180,6 +187,9 @@ def _fetch(
         sql = f"SELECT series_id, ts, {mean} FROM {table} WHERE {where}"
         if table != "samples":
             sql += ' AND "count" > 0'
+    if limit is not None:  # the database stops there: a huge answer is never fetched
+        sql += " LIMIT %s" if postgres else " LIMIT ?"
+        params = [*params, limit]
     cur = raw.cursor()
     try:
         cur.execute(sql, params)
@@ -212,13 +222,17 @@ def read_range(
     start: float,
     end: float,
     step: float | None = None,
+    max_points: int | None = None,
+    deadline: float | None = None,
 ) -> dict[int, SeriesData]:
     """Return samples of the series with start <= ts <= end (unix seconds), ordered by time.
 
     With ``step`` (seconds), keep only each step bucket's lowest and highest sample,
     chosen by the database, so a long window stays small. Where raw samples have gone
     past retention, 1-minute rollups answer: each minute's mean (with ``step``, the
-    lowest minimum and highest maximum of each bucket).
+    lowest minimum and highest maximum of each bucket). With ``max_points``, raise
+    TooManyPoints rather than fetch more; with ``deadline`` (``time.monotonic()``),
+    raise ReadTooSlow once it passes.
     """
     ids = sorted(set(series_ids))
     lo, hi = max(math.floor(start * 1000), 0), math.ceil(end * 1000)
@@ -227,10 +241,16 @@ def read_range(
     step_ms = max(1, round(step * 1000)) if step else None
     raw = conn.connection.driver_connection
     postgres = conn.dialect.name == "postgresql"
+    # With a step, a bucket's lowest and highest sample come as two rows, maybe one sample.
+    budget = None if max_points is None else max_points * (2 if step_ms else 1)
     rows: list = []
     for window, source in _windows(conn, lo, hi):
         for i in range(0, len(ids), CHUNK):
-            rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], window, step_ms, source))
+            check_deadline(deadline)
+            left = None if budget is None else budget - len(rows) + 1
+            rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], window, step_ms, source, left))
+            if budget is not None and len(rows) > budget:
+                raise TooManyPoints(max_points)
     if not rows:
         return {}
     arr = np.array(rows, dtype=np.float64)  # None becomes NaN
@@ -238,6 +258,8 @@ def read_range(
     if step_ms:  # a bucket's min and max may be the same sample
         keep = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(arr[:, 1]) != 0)]
         arr = arr[keep]
+    if max_points is not None and len(arr) > max_points:
+        raise TooManyPoints(max_points)
     sid = arr[:, 0].astype(np.int64)
     cuts = np.flatnonzero(np.diff(sid)) + 1
     out: dict[int, SeriesData] = {}

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, select
 
 from collector.schema import series_key
 from correlator.selector import Selector
+from correlator.store.bounds import check_deadline
 from correlator.store.dialect import upsert_insert
 from correlator.store.tables import Histogram, Series
 
@@ -78,14 +79,22 @@ def ensure_series(
 
 
 def find_series(
-    *, conn: Connection, selector: Selector, limit: int | None = None
+    *,
+    conn: Connection,
+    selector: Selector,
+    limit: int | None = None,
+    deadline: float | None = None,
 ) -> list[SeriesInfo]:
-    """Return the series matching a selector, ordered by id."""
+    """Return the series matching a selector, ordered by id.
+
+    With ``deadline`` (a ``time.monotonic()`` value), raise ReadTooSlow once it passes.
+    """
     stmt = select(Series.id, Series.name, Series.labels).order_by(Series.id)
     if selector.name is not None:
         stmt = stmt.where(Series.name == selector.name)
     out = []
     for sid, name, labels in conn.execute(stmt):
+        check_deadline(deadline)
         if selector.matches(name, labels):
             out.append(SeriesInfo(sid, name, labels))
             if limit is not None and len(out) >= limit:

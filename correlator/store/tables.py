@@ -14,6 +14,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -134,10 +135,22 @@ class Token(Base):
 
     __tablename__ = "tokens"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[int] = mapped_column(BigInteger)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    # ingest < write < admin (correlator.store.tokens.SCOPES).
+    scope: Mapped[str] = mapped_column(String(16), default="admin", server_default="admin")
+    # A revoked token's name may be used again: names are unique among active tokens only.
+    __table_args__ = (
+        Index(
+            "uq_tokens_active_name",
+            "name",
+            unique=True,
+            sqlite_where=text("NOT revoked"),
+            postgresql_where=text("NOT revoked"),
+        ),
+    )
 
 
 class Fingerprint(Base):

@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.client import Series
+from dashboard.figures.text import plot_text, template_text
 from dashboard.panels import Panel
 from dashboard.series_panels import ROLE_NAMES, variant_of
 
@@ -95,10 +96,10 @@ def change_hover(change: dict) -> str:
     """Return the hover text of a change marker."""
     flag = " (unplanned)" if change.get("unplanned") else ""
     who = change.get("person") or change.get("author") or change.get("owner", "")
-    return (
-        f"<b>{change.get('kind', '')}</b>{flag} {change.get('id', '')}<br>"
-        f"{change.get('summary', '')}<br>{change.get('target', '')} · {who}"
+    kind, ident, summary, target = (
+        plot_text(change.get(k, "")) for k in ("kind", "id", "summary", "target")
     )
+    return f"<b>{kind}</b>{flag} {ident}<br>{summary}<br>{target} · {plot_text(who)}"
 
 
 def board_figure(
@@ -127,7 +128,8 @@ def board_figure(
             key = series_key(s)
             colour = colours.setdefault(key, PALETTE[len(colours) % len(PALETTE)])
             variant = _variant(s.name) or (variant_of(s.name) or s.name if several else "")
-            name = f"{key} {variant}".strip()
+            raw = f"{key} {variant}".strip()
+            name = plot_text(raw)
             finite = s.values[np.isfinite(s.values)]
             if finite.size:
                 ymax = max(ymax, float(finite.max()))
@@ -138,10 +140,11 @@ def board_figure(
                     yaxis=axis,
                     mode="lines",
                     name=name,
-                    legendgroup=key,
+                    legendgroup=plot_text(key),
                     showlegend=key not in legend_seen,
                     line={"color": colour, "width": 1.4, "dash": DASHES.get(variant, "solid")},
-                    hovertemplate=f"{name}: %{{y:.4g}} {data.label}<extra></extra>",
+                    hovertemplate=f"{template_text(raw)}: %{{y:.4g}} "
+                    f"{template_text(data.label)}<extra></extra>",
                 )
             )
             legend_seen.add(key)
@@ -178,13 +181,17 @@ def board_figure(
                     "y0": value,
                     "y1": value,
                     "line": {"color": "#dc2626", "width": 1.2, "dash": "dot"},
-                    "label": {"text": label, "textposition": "end", "font": {"size": 10}},
+                    "label": {
+                        "text": plot_text(label),
+                        "textposition": "end",
+                        "font": {"size": 10},
+                    },
                 }
             )
         layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = {
             "domain": list(domain),
             "anchor": "x",
-            "title": {"text": data.label, "font": {"size": 10}},
+            "title": {"text": plot_text(data.label), "font": {"size": 10}},
             "tickfont": {"size": 10},
             "rangemode": "tozero",
             "fixedrange": True,
@@ -192,10 +199,11 @@ def board_figure(
             "gridcolor": "#eef0f3",
             "zeroline": False,
         }
-        board = ROLE_NAMES.get(data.panel.board, data.panel.board.capitalize())
+        board = plot_text(ROLE_NAMES.get(data.panel.board, data.panel.board.capitalize()))
         annotations.append(
             {
-                "text": f"<b>{data.panel.title}</b> <span style='color:#6b7280'>· {board}</span>",
+                "text": f"<b>{plot_text(data.panel.title)}</b> "
+                f"<span style='color:#6b7280'>· {board}</span>",
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0,

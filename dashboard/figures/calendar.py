@@ -7,6 +7,7 @@ import time
 import plotly.graph_objects as go
 
 from dashboard.figures.board import change_hover
+from dashboard.figures.text import plot_text
 
 KIND_COLOURS = {
     "deploy": "#2563eb",
@@ -34,9 +35,9 @@ def calendar_figure(changes: list[dict], *, window: tuple[float, float], now: fl
         fig.add_trace(
             go.Scatter(
                 x=[when(c) * 1000.0 for c in mine],
-                y=[c.get("target") or "(no target)" for c in mine],
+                y=[plot_text(c.get("target") or "(no target)") for c in mine],
                 mode="markers",
-                name=kind,
+                name=plot_text(kind),
                 marker={
                     "size": 12,
                     "color": colour,
@@ -52,7 +53,7 @@ def calendar_figure(changes: list[dict], *, window: tuple[float, float], now: fl
             )
         )
     fig.add_vline(x=now * 1000.0, line={"color": "#111827", "width": 1, "dash": "dot"})
-    targets = {c.get("target") or "(no target)" for c in changes}
+    targets = {plot_text(c.get("target") or "(no target)") for c in changes}
     fig.update_layout(
         xaxis={"type": "date", "range": [window[0] * 1000.0, window[1] * 1000.0]},
         yaxis={"type": "category", "automargin": True},

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from dashboard.client import Series
 from dashboard.figures.board import PALETTE, breach_shape
+from dashboard.figures.text import plot_text, template_text
 
 ROW_HEIGHT = 170
 
@@ -36,7 +37,7 @@ def incident_figure(
     shapes: list[dict] = []
     annotations: list[dict] = []
     titles = [f"SLA: {sla.get('name', '')} ({sla.get('metric', '')})"]
-    titles += [suspect_label(s) for s, _ in suspects]
+    titles = [plot_text(t) for t in titles + [suspect_label(s) for s, _ in suspects]]
     groups = [sla_series] + [series for _, series in suspects]
     for i, (title, series) in enumerate(zip(titles, groups, strict=True)):
         axis = "y" if i == 0 else f"y{i + 1}"
@@ -47,7 +48,7 @@ def incident_figure(
             "fixedrange": True,
             "tickfont": {"size": 10},
             "title": {
-                "text": (units or [])[i] if i < len(units or []) else "",
+                "text": plot_text((units or [])[i]) if i < len(units or []) else "",
                 "font": {"size": 10},
             },
         }
@@ -65,7 +66,8 @@ def incident_figure(
             }
         )
         for k, s in enumerate(series):
-            name = ",".join(f"{a}={b}" for a, b in sorted(s.labels.items())) or s.name
+            raw = ",".join(f"{a}={b}" for a, b in sorted(s.labels.items())) or s.name
+            name = plot_text(raw)
             fig.add_trace(
                 go.Scatter(
                     x=s.ts * 1000.0,
@@ -75,7 +77,7 @@ def incident_figure(
                     showlegend=False,
                     name=name,
                     line={"color": PALETTE[k % len(PALETTE)], "width": 1.3},
-                    hovertemplate=f"{name}: %{{y:.4g}}<extra></extra>",
+                    hovertemplate=f"{template_text(raw)}: %{{y:.4g}}<extra></extra>",
                 )
             )
         if i == 0 and sla.get("threshold") is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
 from collector.schema import Batch, SeriesBatch
 from correlator.alerts.worker import OutboxWorker
@@ -15,6 +16,7 @@ from correlator.store.engine import write_transaction
 from correlator.store.events import list_events
 from correlator.store.incidents import get_incident, list_incidents
 from correlator.store.ingest import store_batch
+from correlator.store.tables import AlertOutbox
 from correlator.store.tokens import create_token
 from tests.alerts.conftest import alert_settings, store_incident
 from tests.alerts.samples import SLA
@@ -120,3 +122,24 @@ def test_alertmanager_webhook_becomes_events_and_notes(engine):
     assert firing[0]["summary"] == "FeatureSlow firing: feature service slow"
     assert [n["text"] for n in notes] == ["FeatureSlow firing: feature service slow"]
     assert len(opened) == 1
+
+
+def test_incident_opened_by_alertmanager_is_announced_at_once(engine):
+    with write_transaction(engine) as conn:
+        token = create_token(conn=conn, name="alertmanager", scope="write")
+        upsert_sla(conn=conn, sla=SLA | {"name": "feature sla"})
+    hook = {"name": "hook", "kind": "webhook", "url": "http://127.0.0.1:9/hook"}
+    settings = alert_settings(engine, [hook])  # no worker runs: only the incident path writes
+    with TestClient(create_app(settings, engine=engine), base_url="http://127.0.0.1") as client:
+        client.headers["Authorization"] = f"Bearer {token}"
+        body = _am_body([_alert({"alertname": "Slow", "causeline_sla": "feature sla"})])
+        resp = client.post("/api/v1/hooks/alertmanager", json=body)
+    assert resp.status_code == 200, resp.text
+    [opened] = resp.json()["opened"]
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(AlertOutbox.event, AlertOutbox.channel, AlertOutbox.status).where(
+                AlertOutbox.incident_id == opened
+            )
+        ).all()
+    assert [tuple(r) for r in rows] == [("opened", "hook", "pending")]

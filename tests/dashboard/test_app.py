@@ -33,7 +33,7 @@ def _buttons(tree, found=None):
 
 
 def test_non_loopback_without_auth_is_read_only_and_says_so():
-    app, settings = _app(bind_host="0.0.0.0")
+    app, settings = _app(bind_host="0.0.0.0", read_auth="open")
     layout = app.server.test_client().get("/_dash-layout").get_data(as_text=True)
     assert "Read-only: bound to 0.0.0.0 with no auth configured" in layout
     context = Context(ApiClient(settings.api_url, token="t"), settings)
@@ -43,7 +43,7 @@ def test_non_loopback_without_auth_is_read_only_and_says_so():
 
 
 def test_auth_proxy_header_names_the_writer():
-    app, _settings = _app(bind_host="0.0.0.0", user_header="X-Forwarded-User")
+    app, _settings = _app(bind_host="0.0.0.0", user_header="X-Forwarded-User", read_auth="open")
     client = app.server.test_client()
     named = client.get("/_dash-layout", headers={"X-Forwarded-User": "wang.fang"})
     assert "Signed in as wang.fang" in named.get_data(as_text=True)

@@ -49,7 +49,7 @@ def fleet(tmp_path_factory):
     receiver = None
     try:
         _cli("db", "upgrade", "--database-url", url)
-        token = _cli("token", "create", "fleet", "--database-url", url)
+        token = _cli("token", "create", "fleet", "--scope", "write", "--database-url", url)
         receiver = Receiver().start()
         routes = {"channels": [{"name": "hook", "kind": "webhook", "url": receiver.url}]}
         env = os.environ | {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from correlator.alerts.inbound import parse_time, take_webhook
@@ -56,7 +56,7 @@ class WebhookIn(BaseModel):
 
 @router.post("/api/v1/hooks/alertmanager")
 async def alertmanager_hook(
-    body: WebhookIn, engine: EngineDep, settings: SettingsDep, _w: WriterDep
+    body: WebhookIn, request: Request, engine: EngineDep, settings: SettingsDep, _w: WriterDep
 ) -> dict:
     """Store each alert as a timeline event and attach new ones to open incidents."""
     return await write(
@@ -65,4 +65,6 @@ async def alertmanager_hook(
         payload=body.model_dump(),
         now=now(),
         open_incidents=settings.alert_inbound_opens_incidents,
+        settings=settings,
+        source=request.app.state.metric_source,
     )

@@ -11,7 +11,7 @@ from correlator.alerts.masking import mask_secret, mask_url
 from correlator.alerts.outbox import list_outbox, retry_row
 from correlator.alerts.routes import load_config
 from correlator.alerts.silences import add_silence, expire_silence, list_silences
-from correlator.api.auth import ReaderDep, WriterDep
+from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SettingsDep
 from correlator.api.process_io import Author, Body, Seconds, field_error, not_found, now, read, who
 from correlator.api.process_io import write as write_call
@@ -124,7 +124,7 @@ async def create_silence(body: SilenceIn, engine: EngineDep, token: WriterDep) -
 
 
 @router.delete("/api/v1/alerts/silences/{silence_id}", status_code=204)
-async def delete_silence(silence_id: RowId, engine: EngineDep, _writer: WriterDep) -> Response:
+async def delete_silence(silence_id: RowId, engine: EngineDep, _admin: AdminDep) -> Response:
     """Expire a silence now."""
     if not await write_call(engine, expire_silence, silence_id=silence_id, now=now()):
         raise not_found(f"silence {silence_id}")

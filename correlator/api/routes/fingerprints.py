@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import Field
 
-from correlator.api.auth import ReaderDep, WriterDep
+from correlator.api.auth import IngestDep, ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import Body, read, write
 from correlator.store.fingerprints import add_fingerprint, latest_fingerprint, list_fingerprints
@@ -29,7 +29,7 @@ class FingerprintIn(Body):
 
 
 @router.post("/api/v1/fingerprints", status_code=201)
-async def post_fingerprint(body: FingerprintIn, engine: EngineDep, _writer: WriterDep) -> dict:
+async def post_fingerprint(body: FingerprintIn, engine: EngineDep, _writer: IngestDep) -> dict:
     """Store a host's fingerprint; an unchanged one is stored once."""
 
     stored = await write(

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from collector.schema import BatchError, parse_batch
-from correlator.api.auth import WriterDep
+from correlator.api.auth import IngestDep
 from correlator.api.body import read_json_body
 from correlator.store.ingest import store_batch
 
@@ -69,12 +69,17 @@ class IngestOut(BaseModel):
         422: {"description": "invalid batch; detail names the field; nothing stored"},
     },
 )
-async def ingest(request: Request, _writer: WriterDep) -> IngestOut:
+async def ingest(request: Request, _writer: IngestDep) -> IngestOut:
     """Store a batch whole or not at all; resent samples are stored once."""
     settings = request.app.state.settings
     doc = await read_json_body(request, settings.max_body_bytes)
     try:
-        batch = parse_batch(doc, max_series=settings.max_series_per_batch)
+        batch = parse_batch(
+            doc,
+            max_series=settings.max_series_per_batch,
+            max_labels=settings.max_labels_per_series,
+            max_label_value=settings.max_label_value_length,
+        )
     except BatchError as exc:
         raise HTTPException(422, {"field": exc.path, "reason": exc.reason}) from exc
     result = await run_in_threadpool(

@@ -9,13 +9,13 @@ from starlette.concurrency import run_in_threadpool
 
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
+from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.selector import SelectorError, parse_selector
 from correlator.store.labels import label_keys_of, label_names, label_values, metric_names
 from correlator.store.series import SeriesInfo, find_series
 
 router = APIRouter(tags=["query"])
 MAX_NAMES = 10_000
-MAX_MATCHED = 20_000
 TRUNCATED = "results truncated due to limit"
 
 LabelName = Annotated[
@@ -37,20 +37,19 @@ MatchQuery = Annotated[
 ]
 
 
-def _matching(engine, matches: list[str]) -> list[SeriesInfo]:
+def _matching(engine, matches: list[str], limits: ReadLimits) -> list[SeriesInfo]:
     try:
         selectors = [parse_selector(m) for m in matches]
     except SelectorError as exc:
         raise HTTPException(422, {"field": "match", "reason": str(exc)}) from exc
     found: dict[int, SeriesInfo] = {}
+    cap = limits.max_series
     with engine.connect() as conn:
         for sel in selectors:
-            for info in find_series(conn=conn, selector=sel, limit=MAX_MATCHED + 1):
-                found[info.id] = info
-    if len(found) > MAX_MATCHED:
-        raise HTTPException(
-            422, {"field": "match", "reason": f"selects more than {MAX_MATCHED} series; narrow it"}
-        )
+            matched = find_series(conn=conn, selector=sel, limit=cap + 1, deadline=limits.deadline)
+            found.update((info.id, info) for info in matched)
+            if len(found) > cap:
+                raise limits.too_many_series(cap)
     return list(found.values())
 
 
@@ -61,18 +60,20 @@ def _answer(values: list[str], limit: int) -> dict:
     return doc
 
 
-def _names(engine, match: list[str] | None, limit: int) -> list[str]:
+def _names(engine, match: list[str] | None, limit: int, limits: ReadLimits) -> list[str]:
     if match:
-        infos = _matching(engine, match)
+        infos = _matching(engine, match, limits)
         keys = {k for s in infos for k in s.labels} | ({"__name__"} if infos else set())
         return sorted(keys)
     with engine.connect() as conn:
         return sorted(["__name__", *label_names(conn=conn, limit=limit + 1)])
 
 
-def _values(engine, name: str, match: list[str] | None, limit: int) -> list[str]:
+def _values(
+    engine, name: str, match: list[str] | None, limit: int, limits: ReadLimits
+) -> list[str]:
     if match:
-        infos = _matching(engine, match)
+        infos = _matching(engine, match, limits)
         if name == "__name__":
             return sorted({s.name for s in infos})
         return sorted({s.labels[name] for s in infos if name in s.labels})
@@ -84,10 +85,14 @@ def _values(engine, name: str, match: list[str] | None, limit: int) -> list[str]
 
 @router.get("/api/v1/labels")
 async def labels(
-    engine: EngineDep, _reader: ReaderDep, match: MatchQuery = None, limit: Limit = 1000
+    engine: EngineDep,
+    _reader: ReaderDep,
+    limits: ReadLimitsDep,
+    match: MatchQuery = None,
+    limit: Limit = 1000,
 ) -> dict:
     """List the label names of stored series (Prometheus form; ``__name__`` included)."""
-    return _answer(await run_in_threadpool(_names, engine, match, limit), limit)
+    return _answer(await bounded_read(limits, _names, engine, match, limit, limits), limit)
 
 
 @router.get("/api/v1/label/{name}/values")
@@ -95,11 +100,13 @@ async def values(
     name: LabelName,
     engine: EngineDep,
     _reader: ReaderDep,
+    limits: ReadLimitsDep,
     match: MatchQuery = None,
     limit: Limit = 1000,
 ) -> dict:
     """List the values one label takes across stored series (Prometheus form)."""
-    return _answer(await run_in_threadpool(_values, engine, name, match, limit), limit)
+    found = await bounded_read(limits, _values, engine, name, match, limit, limits)
+    return _answer(found, limit)
 
 
 def _catalog(engine, limit: int, contains: str | None) -> dict:

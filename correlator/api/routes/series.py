@@ -6,12 +6,12 @@ from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, HTTPException, Query, Response
-from starlette.concurrency import run_in_threadpool
 
 from collector.schema import MAX_TIMESTAMP
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep, SourceDep
 from correlator.api.process_io import now, read
+from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.bundle import Series, matrix_document
 from correlator.promsource import PromSourceError
 from correlator.selector import Selector, SelectorError, parse_selector
@@ -20,7 +20,7 @@ from correlator.store.samples import read_range
 from correlator.store.series import SeriesInfo, find_series
 
 router = APIRouter(tags=["query"])
-MAX_QUERY_SERIES = 20_000
+MAX_QUERY_SERIES = 20_000  # the most ``limit`` may ask; ServiceSettings.read_max_series bounds it
 # Without start/end, /api/v1/series lists Prometheus series present in the last day.
 SERIES_WINDOW_S = 86_400.0
 
@@ -40,20 +40,15 @@ def _parse(matches: list[str]) -> list[Selector]:
         raise HTTPException(422, {"field": "match", "reason": str(exc)}) from exc
 
 
-def _too_many(limit: int) -> HTTPException:
-    return HTTPException(
-        422, {"field": "match", "reason": f"selects more than {limit} series; narrow it"}
-    )
-
-
-def _select(engine, selectors: list[Selector], limit: int) -> list[SeriesInfo]:
+def _select(engine, selectors: list[Selector], limit: int, limits: ReadLimits) -> list[SeriesInfo]:
     found: dict[int, SeriesInfo] = {}
     with engine.connect() as conn:
         for sel in selectors:
-            for info in find_series(conn=conn, selector=sel, limit=limit + 1):
-                found[info.id] = info
-    if len(found) > limit:
-        raise _too_many(limit)
+            deadline = limits.deadline
+            matched = find_series(conn=conn, selector=sel, limit=limit + 1, deadline=deadline)
+            found.update((info.id, info) for info in matched)
+            if len(found) > limit:
+                raise limits.too_many_series(limit)
     return sorted(found.values(), key=lambda s: s.id)
 
 
@@ -118,6 +113,7 @@ async def list_series(
     engine: EngineDep,
     source: SourceDep,
     _reader: ReaderDep,
+    limits: ReadLimitsDep,
     match: MatchQuery,
     limit: Annotated[int, Query(ge=1, le=MAX_QUERY_SERIES)] = 1000,
     start: MaybeSeconds = None,
@@ -127,13 +123,16 @@ async def list_series(
     end = now() if end is None else end
     start = max(0.0, end - SERIES_WINDOW_S) if start is None else start
     _check_window(start, end)
-    found = await run_in_threadpool(_list, engine, source, _parse(match), limit, start, end)
+    limit = limits.series_cap(limit)
+    found = await bounded_read(limits, _list, engine, source, match, limit, start, end, limits)
     return {"status": "success", "data": found}
 
 
-def _list(engine, source, selectors, limit: int, start: float, end: float) -> list[dict]:
-    store, mapped, raw = split_selectors(engine, source, selectors)
-    infos = _select(engine, store, limit) if store else []
+def _list(
+    engine, source, matches: list[str], limit: int, start: float, end: float, limits: ReadLimits
+) -> list[dict]:
+    store, mapped, raw = split_selectors(engine, source, _parse(matches))
+    infos = _select(engine, store, limit, limits) if store else []
     out = [{"id": s.id, "name": s.name, "labels": s.labels} for s in infos]
     if mapped or raw:
         # Labels only: a coarse resolution (about 120 points) is enough to see every series.
@@ -141,21 +140,38 @@ def _list(engine, source, selectors, limit: int, start: float, end: float) -> li
         outside = _outside(source, mapped, raw, start, end, step)
         out += [{"id": None, "name": s.name, "labels": s.labels} for s in outside]
     if len(out) > limit:
-        raise _too_many(limit)
+        raise limits.too_many_series(limit)
     return out
 
 
 def _query(
-    engine, source, matches: list[str], start: float, end: float, step: float | None
+    engine,
+    source,
+    matches: list[str],
+    start: float,
+    end: float,
+    step: float | None,
+    limits: ReadLimits,
 ) -> bytes:
     store, mapped, raw = split_selectors(engine, source, _parse(matches))
     outside = _outside(source, mapped, raw, start, end, step) if mapped or raw else []
-    if not store:
+    points_left = limits.max_points - sum(len(s.ts) for s in outside)
+    if points_left < 0:
+        raise limits.too_many_points()
+    infos = _select(engine, store, limits.max_series, limits) if store else []
+    if len(infos) + len(outside) > limits.max_series:
+        raise limits.too_many_series(limits.max_series)
+    if not infos:
         return orjson.dumps(matrix_document(outside))
-    infos = _select(engine, store, MAX_QUERY_SERIES)
     with engine.connect() as conn:
         data = read_range(
-            conn=conn, series_ids=[s.id for s in infos], start=start, end=end, step=step
+            conn=conn,
+            series_ids=[s.id for s in infos],
+            start=start,
+            end=end,
+            step=step,
+            max_points=points_left,
+            deadline=limits.deadline,
         )
     series = [
         Series(name=s.name, labels=s.labels, ts=data[s.id].ts, values=data[s.id].values)
@@ -170,6 +186,7 @@ async def query_range(
     engine: EngineDep,
     source: SourceDep,
     _reader: ReaderDep,
+    limits: ReadLimitsDep,
     match: MatchQuery,
     start: Seconds,
     end: Seconds,
@@ -185,7 +202,7 @@ async def query_range(
 ) -> Response:
     """Return the selected series in [start, end] as a matrix (docs/prometheus.md: which source)."""
     _check_window(start, end)
-    body = await run_in_threadpool(_query, engine, source, match, start, end, step)
+    body = await bounded_read(limits, _query, engine, source, match, start, end, step, limits)
     return Response(body, media_type="application/json")
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Response
 from pydantic import Field, model_validator
 from sqlalchemy import delete
 
-from correlator.api.auth import ReaderDep, WriterDep
+from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import (
     Author,
@@ -120,7 +120,7 @@ async def put_sla(name: Name, body: SlaPut, engine: EngineDep, token: WriterDep)
 
 
 @router.delete("/api/v1/slas/{name}", status_code=204)
-async def delete_sla(name: Name, engine: EngineDep, _writer: WriterDep) -> Response:
+async def delete_sla(name: Name, engine: EngineDep, _admin: AdminDep) -> Response:
     """Delete an SLA (its incidents stay)."""
     if not await write(engine, _delete, name=name):
         raise not_found(f"SLA {name}")

@@ -1,0 +1,13 @@
+"""Who a bearer token is: lets the dashboard check a person's token before it reads for them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+router = APIRouter(tags=["tokens"])
+
+
+@router.get("/api/v1/whoami")
+async def whoami(request: Request) -> dict:
+    """Return the name of the request's token; 401 when it is missing, invalid or revoked."""
+    return {"name": await request.app.state.tokens.name_of(request)}
