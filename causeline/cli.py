@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "causeline.commands.env",
     "causeline.commands.change",
     "causeline.commands.incident",
+    "causeline.commands.sla",
     "causeline.commands.model",
     "causeline.commands.oncall",
     "causeline.commands.capacity",

@@ -12,6 +12,7 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 # Served without a sign-in: the sign-in page and code/style files that hold no data.
 OPEN_PATHS = ("login", "logout", "_dash-component-suites/", "assets/", "_favicon.ico")
 READER = "causeline_reader"  # flask.g attribute: the signed-in person's token
+IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 def host_name(header: str) -> str:
@@ -50,6 +51,21 @@ def content_security_policy(script_hashes) -> str:
             "frame-ancestors 'none'",
         ]
     )
+
+
+def versioned(request: flask.Request, response: flask.Response, prefix: str) -> bool:
+    """Tell whether a response is a file whose URL changes with its content.
+
+    Dash fingerprints component-suite URLs (``name.v4_4_1m<mtime>.js``; it sets a one-year
+    max-age on those) and adds ``?m=<mtime>`` to its assets; the async chunks Dash loads
+    later (``plotly.min.js``) carry no version and keep Dash's ETag revalidation.
+    """
+    if response.status_code != 200:
+        return False
+    path = request.path
+    if path.startswith(prefix + "_dash-component-suites/"):
+        return response.cache_control.max_age == 31536000
+    return path.startswith(prefix + "assets/") and bool(request.args.get("m"))
 
 
 def reader_token() -> str | None:
@@ -109,4 +125,6 @@ def install_gate(app, context) -> None:
         response.headers["X-Frame-Options"] = "DENY"
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "same-origin"
+        if versioned(flask.request, response, prefix):
+            response.headers["Cache-Control"] = IMMUTABLE
         return response

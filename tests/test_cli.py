@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -15,11 +16,22 @@ from tests.conftest import scenarios_dir
 from tests.helpers import free_port, make_batch
 
 
+def _subcommands(parser, path=()):
+    """Yield (path, parser) for every subcommand below ``parser``, at every level."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield (*path, name), child
+                yield from _subcommands(child, (*path, name))
+
+
 def test_every_subcommand_help_shows_an_example():
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
-    for name, p in sub.choices.items():
-        assert "example" in (p.epilog or ""), name
+    found = list(_subcommands(build_parser()))
+    assert ("change", "add") in [path for path, _ in found]
+    for path, p in found:
+        text = p.format_help()
+        assert "example" in text, " ".join(path)
+        assert p.description, " ".join(path)
 
 
 def test_token_create_prints_a_secret_once(tmp_path, capsys):

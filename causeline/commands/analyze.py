@@ -111,7 +111,7 @@ def prometheus_inputs(args, engine):
         with engine.connect() as conn:
             sla = get_sla(conn=conn, name=args.sla)
         if sla is None:
-            raise CliError(f"no SLA named {args.sla!r} in the store")
+            raise CliError(f"no SLA named {args.sla!r} in the store; see `causeline sla list`")
     topology = None
     if args.topology:
         try:
@@ -175,7 +175,7 @@ def _from_store(args) -> dict:
         if source is not None:
             source.close()
     if result is None:
-        raise CliError(f"no SLA named {args.sla!r}; list them with GET /api/v1/slas")
+        raise CliError(f"no SLA named {args.sla!r}; list them with `causeline sla list`")
     _say_window(result)
     return result
 

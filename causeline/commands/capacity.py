@@ -15,7 +15,12 @@ def register(sub) -> None:
         "causeline capacity plan --sla-ms 30 --latency-ms 12 --qps-per-replica 40 --peak-qps 400",
     )
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    pl = acts.add_parser("plan", help="print the replicas and the arithmetic")
+    pl = subparser(
+        acts,
+        "plan",
+        "print the replicas and the arithmetic",
+        "causeline capacity plan --sla-ms 30 --latency-ms 12 --qps-per-replica 40 --peak-qps 400",
+    )
     pl.add_argument("--sla-ms", type=float, required=True, help="latency SLA per request (ms)")
     pl.add_argument("--latency-ms", type=float, required=True, help="measured latency per request")
     pl.add_argument("--qps-per-replica", type=float, required=True, help="with dynamic batching")

@@ -22,14 +22,19 @@ def register(sub) -> None:
         '--summary "3.3.0 canary 5%" --planned 2024-12-03T10:00Z --stage canary',
     )
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = acts.add_parser("add", help="register a change (planned with --planned, done with --at)")
+    add = subparser(
+        acts,
+        "add",
+        "register a change (planned with --planned, done with --at)",
+        "causeline change add --kind config --owner infra --target service:user-features "
+        '--summary "raise pool size" --at now-10m --author wang.fang',
+    )
     add.add_argument("--kind", required=True, choices=KINDS)
     add.add_argument("--owner", required=True, choices=("algo", "infra"), help="owning team")
     add.add_argument(
         "--target", default="", help="model:NAME, instance:ID, service:NAME, host:NAME"
     )
     add.add_argument("--summary", default="")
-    add.add_argument("--person", default=None, help="who makes the change")
     add.add_argument("--scope", default=None, help="impact scope in words")
     add.add_argument("--planned", type=parse_time, default=None, help="planned time")
     add.add_argument("--at", type=parse_time, default=None, help="when it happened")
@@ -40,13 +45,20 @@ def register(sub) -> None:
     add.add_argument("--id", default=None, help="change id (default: generated)")
     add_common(add, author=True)
     add.set_defaults(func=add_cmd)
-    done = acts.add_parser("done", help="mark a planned change as done")
+    done = subparser(
+        acts, "done", "mark a planned change as done", "causeline change done chg-5f2a91c0 --at now"
+    )
     done.add_argument("id")
     done.add_argument("--at", type=parse_time, default=None, help="when (default: now)")
     done.add_argument("--stage", choices=STAGES, default=None)
     add_common(done, author=True)
     done.set_defaults(func=done_cmd)
-    ls = acts.add_parser("list", help="list changes in a window")
+    ls = subparser(
+        acts,
+        "list",
+        "list changes in a window",
+        "causeline change list --from now-1d --kind deploy",
+    )
     ls.add_argument("--from", dest="start", type=parse_time, default=None)
     ls.add_argument("--to", dest="end", type=parse_time, default=None)
     ls.add_argument("--kind", choices=KINDS, default=None)
@@ -76,7 +88,7 @@ def add_cmd(args) -> int:
         "owner": args.owner,
         "target": args.target,
         "summary": args.summary,
-        "person": args.person,
+        "person": author_of(args),
         "scope": args.scope,
         "planned_ts": args.planned,
         "ts": args.at,

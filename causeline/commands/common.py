@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
+import time
 from datetime import UTC, datetime
 
 
@@ -27,22 +30,60 @@ def subparser(sub, name: str, help_text: str, example: str) -> argparse.Argument
     )
 
 
-def parse_time(text: str) -> float:
-    """Parse unix seconds or an ISO 8601 time (UTC when no zone is given)."""
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_NUMBER = r"(\d+(?:\.\d+)?)\s*([smhdw])"
+_FROM_NOW = re.compile(rf"now(?:\s*([+-])\s*{_NUMBER})?", re.IGNORECASE)
+_AGO = re.compile(rf"{_NUMBER}\s+ago", re.IGNORECASE)
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)", re.IGNORECASE)
+TIME_FORMS = (
+    "unix seconds, ISO 8601 (2024-11-25T08:00Z), now, now-2h, now+15m "
+    "or 2h ago (units s, m, h, d, w)"
+)
+
+
+def parse_time(text: str, *, now: float | None = None) -> float:
+    """Parse unix seconds, ISO 8601 (UTC when no zone), ``now[+-N<unit>]`` or ``N<unit> ago``."""
+    cleaned = text.strip()
     try:
-        return float(text)
+        seconds = float(cleaned)
     except ValueError:
         pass
-    cleaned = text.strip().replace("Z", "+00:00").replace("z", "+00:00")
+    else:
+        if not math.isfinite(seconds):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a time; give {TIME_FORMS}")
+        return seconds
+    relative = _relative(cleaned)
+    if relative is not None:
+        return (time.time() if now is None else now) + relative
     try:
-        moment = datetime.fromisoformat(cleaned)
+        moment = datetime.fromisoformat(cleaned.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is neither unix seconds nor an ISO 8601 time such as 2024-11-25T08:00Z"
-        ) from exc
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time; give {TIME_FORMS}") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+def _relative(text: str) -> float | None:
+    if m := _FROM_NOW.fullmatch(text):
+        if m.group(1) is None:
+            return 0.0
+        offset = float(m.group(2)) * UNITS[m.group(3).lower()]
+        return offset if m.group(1) == "+" else -offset
+    if m := _AGO.fullmatch(text):
+        return -float(m.group(1)) * UNITS[m.group(2).lower()]
+    return None
+
+
+def parse_duration(text: str) -> float:
+    """Parse a duration: seconds, or a number with a unit (s, m, h, d, w) such as 2m."""
+    m = _DURATION.fullmatch(text.strip())
+    if m is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration; give seconds or a number with a unit "
+            "(s, m, h, d, w) such as 90 or 2m"
+        )
+    return float(m.group(1)) * UNITS[(m.group(2) or "s").lower()]
 
 
 def add_prometheus_option(parser: argparse.ArgumentParser) -> None:

@@ -28,16 +28,28 @@ def register(sub) -> None:
         "causeline incident export 3 -o incident-3.md",
     )
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    ls = acts.add_parser("list", help="list incidents, open first")
+    ls = subparser(
+        acts, "list", "list incidents, open first", "causeline incident list --status open"
+    )
     ls.add_argument("--status", choices=("open", "resolved"), default=None)
     add_common(ls)
     ls.set_defaults(func=list_cmd)
-    for name, func, text in (
-        ("show", show_cmd, "print an incident as JSON"),
-        ("export", export_cmd, "write the post-incident review (Markdown)"),
-        ("resolve", resolve_cmd, "resolve an incident by hand"),
+    for name, func, text, example in (
+        ("show", show_cmd, "print an incident as JSON", "causeline incident show 3"),
+        (
+            "export",
+            export_cmd,
+            "write the post-incident review (Markdown)",
+            "causeline incident export 3 -o incident-3.md",
+        ),
+        (
+            "resolve",
+            resolve_cmd,
+            "resolve an incident by hand",
+            'causeline incident resolve 3 --text "rolled back to 3.2.1"',
+        ),
     ):
-        a = acts.add_parser(name, help=text)
+        a = subparser(acts, name, text, example)
         a.add_argument("id", type=int)
         if name == "export":
             a.add_argument("-o", "--output", default=None, help="file (default: stdout)")
@@ -45,13 +57,23 @@ def register(sub) -> None:
             a.add_argument("--text", default=None, help="why, written as a note")
         add_common(a, author=name == "resolve")
         a.set_defaults(func=func)
-    note = acts.add_parser("note", help="add a timestamped note")
+    note = subparser(
+        acts,
+        "note",
+        "add a timestamped note",
+        'causeline incident note 3 "canary at 5%, latency up on m-0 only" --team algo',
+    )
     note.add_argument("id", type=int)
     note.add_argument("text")
     note.add_argument("--team", choices=("algo", "infra", "other"), default="other")
     add_common(note, author=True)
     note.set_defaults(func=note_cmd)
-    ev = acts.add_parser("evaluate", help="check every SLA once and open/resolve incidents")
+    ev = subparser(
+        acts,
+        "evaluate",
+        "check every SLA once and open/resolve incidents",
+        "causeline incident evaluate --at now-5m",
+    )
     ev.add_argument("--at", type=parse_time, default=None, help="as of this time (default: now)")
     add_common(ev)
     add_prometheus_option(ev)

@@ -20,29 +20,49 @@ def register(sub) -> None:
         "causeline model card click_rank_v3 3.3.0 card.json",
     )
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = acts.add_parser("add", help="register a model")
+    add = subparser(
+        acts,
+        "add",
+        "register a model",
+        'causeline model add click_rank_v3 --owner algo --description "CTR ranking"',
+    )
     add.add_argument("name")
     add.add_argument("--owner", choices=("algo", "infra"), default="algo")
     add.add_argument("--description", default="")
     add_common(add, author=True)
     add.set_defaults(func=add_cmd)
-    card = acts.add_parser("card", help="submit the model card of a version (JSON file)")
+    card = subparser(
+        acts,
+        "card",
+        "submit the model card of a version (JSON file)",
+        "causeline model card click_rank_v3 3.3.0 card.json",
+    )
     card.add_argument("name")
     card.add_argument("version")
     card.add_argument("file", help="card JSON (see docs/process.md)")
     add_common(card, author=True)
     card.set_defaults(func=card_cmd)
-    inst = acts.add_parser("instance", help="register an instance of a model")
+    inst = subparser(
+        acts,
+        "instance",
+        "register an instance of a model",
+        "causeline model instance click_rank_v3 rank-0 --version 3.3.0 --host gpu-node-1",
+    )
     inst.add_argument("name")
     inst.add_argument("instance")
     inst.add_argument("--version", default="")
     inst.add_argument("--host", default="")
     add_common(inst, author=True)
     inst.set_defaults(func=instance_cmd)
-    ls = acts.add_parser("list", help="list models")
+    ls = subparser(acts, "list", "list models", "causeline model list")
     add_common(ls)
     ls.set_defaults(func=list_cmd)
-    imp = acts.add_parser("impact", help="which models and instances depend on a service")
+    imp = subparser(
+        acts,
+        "impact",
+        "which models and instances depend on a service",
+        "causeline model impact user-features",
+    )
     imp.add_argument("service")
     add_common(imp)
     imp.set_defaults(func=impact_cmd)

@@ -18,12 +18,23 @@ def register(sub) -> None:
         "causeline oncall rotation algo-weekly --team algo --start 2024-11-25 li.wei zhang.min",
     )
     acts = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    now = acts.add_parser("now", help="who is on call (for a model) now or at --at")
+    now = subparser(
+        acts,
+        "now",
+        "who is on call (for a model) now or at --at",
+        "causeline oncall now --model click_rank_v3 --at now+8h",
+    )
     now.add_argument("--model", default="")
     now.add_argument("--at", type=parse_time, default=None)
     add_common(now)
     now.set_defaults(func=now_cmd)
-    rot = acts.add_parser("rotation", help="add a rotation: week n is held by member n")
+    rot = subparser(
+        acts,
+        "rotation",
+        "add a rotation: week n is held by member n",
+        "causeline oncall rotation algo-weekly --team algo --start 2024-11-25 "
+        "li.wei=@li.wei zhang.min",
+    )
     rot.add_argument("name")
     rot.add_argument("members", nargs="+", help="NAME or NAME=CONTACT")
     rot.add_argument("--team", required=True, choices=("algo", "infra"))
@@ -32,7 +43,13 @@ def register(sub) -> None:
     rot.add_argument("--period-days", type=float, default=7.0)
     add_common(rot, author=True)
     rot.set_defaults(func=rotation_cmd)
-    ov = acts.add_parser("override", help="put someone on call in place of the rotation")
+    ov = subparser(
+        acts,
+        "override",
+        "put someone on call in place of the rotation",
+        "causeline oncall override chen.jie --team infra --contact @chen.jie "
+        '--from now --to now+2d --reason "swap"',
+    )
     ov.add_argument("person")
     ov.add_argument("--team", required=True, choices=("algo", "infra"))
     ov.add_argument("--model", default="")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import json
+import sys
 import time
 from contextlib import contextmanager
 
@@ -44,11 +46,24 @@ def reading(args):
         engine.dispose()
 
 
+class _DeprecatedAlias(argparse.Action):
+    """Store the value like the new flag, with a warning on stderr."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"causeline: {option_string} is deprecated; use --author", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
 def add_common(parser, *, author: bool = False) -> None:
-    """Add --database-url (and --author) to a subcommand."""
+    """Add --database-url (and --author, with the hidden old --person) to a subcommand."""
     add_database_option(parser)
     if author:
-        parser.add_argument("--author", default=None, help="who does it (default: login name)")
+        parser.add_argument(
+            "--author", default=None, help="the person behind the write (default: login name)"
+        )
+        parser.add_argument(
+            "--person", dest="author", action=_DeprecatedAlias, help=argparse.SUPPRESS
+        )
 
 
 def author_of(args) -> str:

@@ -80,7 +80,6 @@ def build_app(
 ):
     """Return the FastAPI service with the Dash dashboard mounted at / and the token's name."""
     from a2wsgi import WSGIMiddleware
-    from starlette.middleware.gzip import GZipMiddleware
 
     from correlator.api.app import create_app
     from correlator.settings import ServiceSettings
@@ -113,8 +112,7 @@ def build_app(
     except BaseException:
         _revoke(database_url, token_name)
         raise
-    app.add_middleware(GZipMiddleware, minimum_size=1024)
-    app.mount("/", WSGIMiddleware(dash_app.server))
+    app.mount("/", WSGIMiddleware(dash_app.server))  # inside create_app's gzip middleware
     app.state.dashboard_token = token_name
     return app
 

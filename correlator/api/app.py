@@ -8,11 +8,13 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CollectorRegistry
 
 from correlator.alerts.worker import OutboxWorker
 from correlator.api.auth import TokenChecker
 from correlator.api.body_guard import BodyGuard
+from correlator.api.caching import add_transfer_middleware
 from correlator.api.hosts import HostCheck, allowed_hosts
 from correlator.api.routes import (
     alertmanager_hook,
@@ -122,7 +124,8 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
             source.close()
         engine.dispose()
 
-    app = FastAPI(
+    # Swagger UI and ReDoc from files shipped in fastapi-offline: /docs works with no internet.
+    app = FastAPIOffline(
         title="causeline",
         version="0.1.0",
         description="Ingest, query and correlate ML serving signals on one timeline.",
@@ -153,6 +156,8 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
     hosts = allowed_hosts(
         bind_host=settings.bind_host, extra=settings.allowed_hosts, public_url=settings.public_url
     )
+    # Responses only: ingest still reads (and gunzips) its own compressed request bodies.
+    add_transfer_middleware(app)
     app.add_middleware(HostCheck, allowed=hosts)
     app.openapi = _openapi(app)
     return app

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, delete, select
 from sqlalchemy.orm import Session
 
 from correlator.store.dialect import upsert_insert
@@ -178,3 +178,8 @@ def get_sla(*, conn: Connection, name: str) -> dict | None:
     """Return the SLA called ``name``, or None."""
     row = Session(conn).scalars(select(Sla).where(Sla.name == name)).first()
     return sla_dict(row) if row else None
+
+
+def delete_sla(*, conn: Connection, name: str) -> bool:
+    """Delete the SLA called ``name`` (its incidents stay); return whether it existed."""
+    return bool(conn.execute(delete(Sla).where(Sla.name == name)).rowcount)

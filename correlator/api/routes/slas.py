@@ -6,7 +6,6 @@ from typing import Literal
 
 from fastapi import APIRouter, Response
 from pydantic import Field, model_validator
-from sqlalchemy import delete
 
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
@@ -22,8 +21,8 @@ from correlator.api.process_io import (
     who,
     write,
 )
+from correlator.store.catalog import delete_sla as remove_sla
 from correlator.store.catalog import get_sla, list_slas, upsert_sla
-from correlator.store.tables import Sla
 
 router = APIRouter(tags=["slas"])
 
@@ -76,10 +75,6 @@ def _create(*, conn, sla: dict) -> dict | None:
     return _store(conn=conn, sla=sla)
 
 
-def _delete(*, conn, name: str) -> int:
-    return conn.execute(delete(Sla).where(Sla.name == name)).rowcount
-
-
 def _fields(body: SlaFields, token: str) -> dict:
     out = body.model_dump(exclude_none=True) | {"author": who(body.author, token)}
     if not out.get("model") and body.labels.get("model"):
@@ -122,6 +117,6 @@ async def put_sla(name: Name, body: SlaPut, engine: EngineDep, token: WriterDep)
 @router.delete("/api/v1/slas/{name}", status_code=204)
 async def delete_sla(name: Name, engine: EngineDep, _admin: AdminDep) -> Response:
     """Delete an SLA (its incidents stay)."""
-    if not await write(engine, _delete, name=name):
+    if not await write(engine, remove_sla, name=name):
         raise not_found(f"SLA {name}")
     return Response(status_code=204)
