@@ -119,6 +119,7 @@ def format_series(name: str, labels: dict[str, str]) -> str:
     return f"{name}{{{inner}}}"
 
 
+# Callers check the length first (MAX_NAME_LENGTH), so only short names enter these caches.
 @lru_cache(maxsize=4096)
 def _label_name_ok(name: str) -> bool:
     return LABEL_NAME_RE.match(name) is not None
@@ -126,7 +127,7 @@ def _label_name_ok(name: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _metric_name_ok(name: str) -> bool:
-    return METRIC_NAME_RE.match(name) is not None and len(name) <= MAX_NAME_LENGTH
+    return METRIC_NAME_RE.match(name) is not None
 
 
 def check_labels(
@@ -171,6 +172,11 @@ def _in_float_range(v: int | float) -> bool:
     return type(v) is float or -MAX_NUMBER <= v <= MAX_NUMBER
 
 
+def _timestamp_ok(t: object) -> bool:
+    """Return True for unix seconds: a finite number in [0, MAX_TIMESTAMP)."""
+    return type(t) in _NUMBER and _in_float_range(t) and math.isfinite(t) and 0 <= t < MAX_TIMESTAMP
+
+
 def _timestamps(obj: object, path: str) -> list[float]:
     in_range = type(obj) is list and _all_finite_numbers(obj)
     if in_range and (not obj or (min(obj) >= 0 and max(obj) < MAX_TIMESTAMP)):
@@ -178,12 +184,7 @@ def _timestamps(obj: object, path: str) -> list[float]:
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of unix seconds")
     for i, t in enumerate(obj):
-        if (
-            type(t) not in _NUMBER
-            or not _in_float_range(t)
-            or not math.isfinite(t)
-            or not 0 <= t < MAX_TIMESTAMP
-        ):
+        if not _timestamp_ok(t):
             raise BatchError(
                 f"{path}[{i}]", f"timestamp must be unix seconds in [0, 1e11), got {t!r:.80}"
             )
@@ -254,12 +255,7 @@ def parse_event(
                 f"{path}.{key}", f"must be a non-empty string of <= {limit} chars, without NUL"
             )
     ts = obj.get("ts")
-    if (
-        type(ts) not in _NUMBER
-        or not _in_float_range(ts)
-        or not math.isfinite(ts)
-        or not 0 <= ts < MAX_TIMESTAMP
-    ):
+    if not _timestamp_ok(ts):
         raise BatchError(
             f"{path}.ts", f"timestamp must be unix seconds in [0, 1e11), got {ts!r:.80}"
         )

@@ -14,6 +14,8 @@ from collector.schema import (
     MAX_SERIES_PER_BATCH,
 )
 
+READ_MAX_SERIES = 20_000  # the default series bound of one read (read_max_series)
+
 
 class ServiceSettings(BaseSettings):
     """Service configuration; every field can be set as CAUSELINE_<FIELD>."""
@@ -35,7 +37,7 @@ class ServiceSettings(BaseSettings):
     allowed_hosts: str | None = None
     # Bounds of one read request (series selected, points answered, seconds spent); a read
     # past one gets 422 (503 for time) saying how to narrow it (docs/operators.md: Security).
-    read_max_series: int = 20_000
+    read_max_series: int = READ_MAX_SERIES
     read_max_points: int = 500_000
     read_timeout_seconds: float = 30.0
     # The background SLA evaluator (off in the library; ``causeline serve`` turns it on).

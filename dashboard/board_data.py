@@ -12,11 +12,11 @@ from dashboard.downsample import minmax, minmax_grid
 from dashboard.figures.board import PanelData
 from dashboard.figures.histogram import drift_series
 from dashboard.figures.sla import breach_intervals, sla_matches
-from dashboard.focus import focus_slas, pick_incident, sla_wants, suspect_wants
+from dashboard.focus import breach_meets, focus_slas, pick_incident, sla_wants, suspect_wants
 from dashboard.panels import PANELS, Panel, model_scope, panel_selectors
 from dashboard.selectors import exact, selector
 from dashboard.series_panels import Want, custom_panel, group_panels
-from dashboard.units import Unit, as_drawn, byte_scale
+from dashboard.units import Unit, as_drawn, byte_scaled
 
 MAX_SERIES = 12  # series drawn in one SLA, suspect, service or custom panel
 MAX_SELECTED = 48  # series one of a person's selectors may match
@@ -144,7 +144,8 @@ def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> 
     incidents = _get_or_none(client, "/api/v1/incidents") or []
     window = (view.start, view.end)
     mine = focus_slas(client.slas(), incidents, view.model, view.services, window)
-    chosen = pick_incident(incidents, {s.get("name") for s in mine}, *window)
+    names = {s.get("name") for s in mine}
+    chosen = pick_incident(incidents, names, *window)
     incident = _get_or_none(client, f"/api/v1/incidents/{int(chosen['id'])}") if chosen else None
     notes: list[str] = []
     panels = _panels(client, view, mine, incident, notes)
@@ -158,16 +159,7 @@ def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> 
         notes.append(f"cannot draw {panels[i].title}: {exc.message}")
     drawn, hidden = _draw(panels, fetched, view, max_points, notes)
     breaches, thresholds = _sla_marks(mine, panels, fetched, drawn)
-    declared = [
-        (float(i["breach_start"]), float(i.get("breach_end") or view.end))
-        for i in incidents
-        if i.get("sla") in {s.get("name") for s in mine} and i.get("breach_start") is not None
-    ] + [  # a breach declared by an outside alert, as sla.json's breach_start
-        (float(s["breach_start"]), view.end)
-        for s in mine
-        if s.get("breach_start") is not None and view.start <= float(s["breach_start"]) <= view.end
-    ]
-    declared = [(a, b) for a, b in declared if a <= view.end and b >= view.start]
+    declared = _declared(incidents, mine, names, view)
     breaches = _merge(
         breaches + [(a, b) for a, b in declared if not any(a <= d and c <= b for c, d in breaches)]
     )
@@ -187,6 +179,20 @@ def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> 
         notes,
         incident,
     )
+
+
+def _declared(incidents, mine, names, view: BoardView) -> list[tuple[float, float]]:
+    """Return the breaches of the SLAs' incidents, and those declared in sla.json, in the window."""
+    window = (view.start, view.end)
+    return [
+        (float(i["breach_start"]), float(i.get("breach_end") or view.end))
+        for i in incidents
+        if i.get("sla") in names and breach_meets(i, *window)
+    ] + [  # a breach declared by an outside alert, as sla.json's breach_start
+        (float(s["breach_start"]), view.end)
+        for s in mine
+        if s.get("breach_start") is not None and view.start <= float(s["breach_start"]) <= view.end
+    ]
 
 
 def _draw(panels, fetched, view, max_points, notes) -> tuple[list[PanelData], list[str]]:
@@ -280,8 +286,4 @@ def _reduce(panel: Panel, series: list[Series], max_points: int, view: BoardView
         else:
             ts, values = minmax(ts, values, max_points)
         out.append(Series(s.name, s.labels, ts, values))
-    peaks = [np.nanmax(np.abs(s.values)) for s in out if np.isfinite(s.values).any()]
-    divisor, unit = byte_scale(max(peaks, default=0.0), panel.unit)
-    if divisor != 1.0:
-        out = [Series(s.name, s.labels, s.ts, s.values / divisor) for s in out]
-    return PanelData(panel, out, unit)
+    return PanelData(panel, *byte_scaled(out, panel.unit))

@@ -16,18 +16,20 @@ def sla_concerns(sla: dict, model: str | None, services: list[str]) -> bool:
     return not services or labels.get("service") in services
 
 
+def breach_meets(incident: dict, start: float, end: float) -> bool:
+    """Return whether an incident's breach (open: to ``end``) meets the window."""
+    if incident.get("breach_start") is None:
+        return False
+    return (
+        float(incident["breach_start"]) <= end and float(incident.get("breach_end") or end) >= start
+    )
+
+
 def pick_incident(
     incidents: list[dict], sla_names: set[str], start: float, end: float
 ) -> dict | None:
     """Return the incident of these SLAs whose breach meets the window: open first, then latest."""
-    meeting = [
-        i
-        for i in incidents
-        if i.get("sla") in sla_names
-        and i.get("breach_start") is not None
-        and float(i["breach_start"]) <= end
-        and float(i.get("breach_end") or end) >= start
-    ]
+    meeting = [i for i in incidents if i.get("sla") in sla_names and breach_meets(i, start, end)]
     if not meeting:
         return None
     return max(meeting, key=lambda i: (i.get("status") == "open", float(i["breach_start"])))
@@ -38,14 +40,7 @@ def focus_slas(
 ) -> list[dict]:
     """Return the SLAs a view is about (at most MAX_SLAS), those breached in the window first."""
     mine = [s for s in slas if s.get("metric") and sla_concerns(s, model, services)]
-    start, end = window
-    breached = {
-        i.get("sla")
-        for i in incidents
-        if i.get("breach_start") is not None
-        and float(i["breach_start"]) <= end
-        and float(i.get("breach_end") or end) >= start
-    }
+    breached = {i.get("sla") for i in incidents if breach_meets(i, *window)}
     mine.sort(key=lambda s: (s.get("name") not in breached, str(s.get("name"))))
     return mine[:MAX_SLAS]
 

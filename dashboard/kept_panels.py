@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.series_panels import clean_name, panel_param, read_panel_param
+from dashboard.series_panels import panel_param, read_panel_param
 
 MAX_PANELS = 10
 
@@ -34,7 +34,7 @@ def add(
 ) -> tuple[list[str], dict, str]:
     """Return the panels and kept panels after adding one, and what to tell the person."""
     saved = {k: list(v) for k, v in (saved or {}).items() if isinstance(v, list)}
-    value = panel_param(clean_name(name), (text or "").strip())
+    value = panel_param(name or "", text or "")
     if read_panel_param(value) is None:
         return current, saved, f'cannot read {text!r}: write metric{{label="value"}}'
     if value in current:

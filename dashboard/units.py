@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -58,6 +58,15 @@ def byte_scale(peak: float, label: str) -> tuple[float, str]:
     while power < len(BINARY_PREFIXES) - 1 and abs(peak) >= 1024.0 ** (power + 1):
         power += 1
     return 1024.0**power, BINARY_PREFIXES[power] + label
+
+
+def byte_scaled(series: list, label: str) -> tuple[list, str]:
+    """Return series in the byte unit their peak suits (KiB, MiB...), and that unit's label."""
+    peaks = [float(np.nanmax(np.abs(s.values))) for s in series if np.isfinite(s.values).any()]
+    divisor, label = byte_scale(max(peaks, default=0.0), label)
+    if divisor == 1.0:
+        return series, label
+    return [replace(s, values=s.values / divisor) for s in series], label
 
 
 def counter_rate(ts: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

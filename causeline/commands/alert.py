@@ -101,6 +101,7 @@ def test_cmd(args) -> int:
     from correlator.alerts.masking import channel_secrets, scrub_cut
     from correlator.alerts.messages import build_message
     from correlator.alerts.transport import HttpTransport
+    from correlator.alerts.worker import MAX_ERROR
 
     settings, config = _config(args.routes)
     channel = config.channels.get(args.channel)
@@ -117,12 +118,12 @@ def test_cmd(args) -> int:
             mod.request(mod.render(message), channel, now=now, delivery_id="causeline-test")
         )
     except Exception as exc:
-        raise CliError(scrub_cut(f"{type(exc).__name__}: {exc}", 1000, *secrets)) from exc
+        raise CliError(scrub_cut(f"{type(exc).__name__}: {exc}", MAX_ERROR, *secrets)) from exc
     finally:
         transport.close()
     error = mod.error(status, scrub_cut(text, len(text), *secrets))  # scrubbed before any cut
     if error:
-        raise CliError(scrub_cut(error, 1000, *secrets))
+        raise CliError(scrub_cut(error, MAX_ERROR, *secrets))
     print(f"sent to {channel.name} ({channel.kind}): HTTP {status}")
     return 0
 

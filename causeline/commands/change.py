@@ -6,7 +6,15 @@ import time
 
 from causeline.cli import CliError
 from causeline.commands.common import parse_time, subparser
-from causeline.commands.process_common import add_common, author_of, reading, show, when, writing
+from causeline.commands.process_common import (
+    add_common,
+    author_of,
+    key_values,
+    reading,
+    show,
+    when,
+    writing,
+)
 
 KINDS = ("deploy", "config", "feature", "image", "capacity", "infra")
 STAGES = ("offline_eval", "shadow", "canary", "full", "rollback")
@@ -68,16 +76,6 @@ def register(sub) -> None:
     ls.set_defaults(func=list_cmd)
 
 
-def _labels(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise CliError(f"--label {pair!r}: expected KEY=VALUE")
-        out[key] = value
-    return out
-
-
 def add_cmd(args) -> int:
     """Register a change."""
     from correlator.store.changes import ChangeExists, add_change
@@ -95,7 +93,7 @@ def add_cmd(args) -> int:
         "rollout_stage": args.stage,
         "canary_percent": args.canary_percent,
         "version": args.version,
-        "labels": _labels(args.label),
+        "labels": key_values(args.label, "--label"),
         "author": author_of(args),
     }
     try:

@@ -31,13 +31,16 @@ def subparser(sub, name: str, help_text: str, example: str) -> argparse.Argument
 
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_NUMBER = r"(\d+(?:\.\d+)?)\s*([smhdw])"
+_AMOUNT = r"(\d+(?:\.\d+)?)\s*"
+_UNIT = f"[{''.join(UNITS)}]"
+_NUMBER = rf"{_AMOUNT}({_UNIT})"
 _FROM_NOW = re.compile(rf"now(?:\s*([+-])\s*{_NUMBER})?", re.IGNORECASE)
 _AGO = re.compile(rf"{_NUMBER}\s+ago", re.IGNORECASE)
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)", re.IGNORECASE)
+_DURATION = re.compile(rf"{_AMOUNT}({_UNIT}?)", re.IGNORECASE)
+_UNIT_NAMES = ", ".join(UNITS)
 TIME_FORMS = (
     "unix seconds, ISO 8601 (2024-11-25T08:00Z), now, now-2h, now+15m "
-    "or 2h ago (units s, m, h, d, w)"
+    f"or 2h ago (units {_UNIT_NAMES})"
 )
 
 
@@ -81,7 +84,7 @@ def parse_duration(text: str) -> float:
     if m is None:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a duration; give seconds or a number with a unit "
-            "(s, m, h, d, w) such as 90 or 2m"
+            f"({_UNIT_NAMES}) such as 90 or 2m"
         )
     return float(m.group(1)) * UNITS[(m.group(2) or "s").lower()]
 
@@ -115,11 +118,17 @@ def prometheus_settings(args: argparse.Namespace) -> dict:
 
 def metric_source(args: argparse.Namespace):
     """Return the Prometheus source the options (else CAUSELINE_PROMETHEUS_*) name, or None."""
-    from causeline.cli import CliError
-    from correlator.promsource import MappingError, source_from_settings
     from correlator.settings import ServiceSettings
 
+    return settings_source(ServiceSettings(**prometheus_settings(args)))
+
+
+def settings_source(settings):
+    """Return the Prometheus source the settings name, or None; a bad mapping is a CliError."""
+    from causeline.cli import CliError
+    from correlator.promsource import MappingError, source_from_settings
+
     try:
-        return source_from_settings(ServiceSettings(**prometheus_settings(args)))
+        return source_from_settings(settings)
     except MappingError as exc:
         raise CliError(str(exc)) from exc

@@ -1,4 +1,4 @@
-"""Helpers shared by the process subcommands (change, model, incident, oncall)."""
+"""Helpers shared by the process subcommands (change, model, incident, oncall, sla)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 import time
 from contextlib import contextmanager
 
+from causeline.cli import CliError
 from causeline.commands.common import add_database_option
 
 
@@ -64,6 +65,17 @@ def add_common(parser, *, author: bool = False) -> None:
         parser.add_argument(
             "--person", dest="author", action=_DeprecatedAlias, help=argparse.SUPPRESS
         )
+
+
+def key_values(pairs: list[str], flag: str) -> dict[str, str]:
+    """Return the KEY=VALUE pairs given to ``flag`` as a dict; raise CliError on a bad one."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"{flag} {pair!r}: expected KEY=VALUE")
+        out[key] = value
+    return out
 
 
 def author_of(args) -> str:

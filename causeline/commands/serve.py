@@ -9,6 +9,7 @@ from causeline.commands.common import (
     add_database_option,
     add_prometheus_option,
     prometheus_settings,
+    settings_source,
     subparser,
 )
 
@@ -50,7 +51,6 @@ def run(args) -> int:
 
     from causeline.commands.db import ensure_schema
     from correlator.api.app import create_app
-    from correlator.promsource import MappingError, source_from_settings
     from correlator.settings import ServiceSettings
     from correlator.store.engine import resolve_database_url
 
@@ -64,10 +64,7 @@ def run(args) -> int:
         alert_worker_enabled=not args.no_alerts,
         **prometheus_settings(args),
     )
-    try:
-        source = source_from_settings(settings)  # fails early on a bad mapping file
-    except MappingError as exc:
-        raise CliError(str(exc)) from exc
+    source = settings_source(settings)  # fails early on a bad mapping file
     print(
         f"causeline service on http://{args.host}:{args.port} (database {_safe(url)})", flush=True
     )

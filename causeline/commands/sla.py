@@ -6,7 +6,14 @@ from pathlib import Path
 
 from causeline.cli import CliError
 from causeline.commands.common import parse_duration, subparser
-from causeline.commands.process_common import add_common, author_of, reading, show, writing
+from causeline.commands.process_common import (
+    add_common,
+    author_of,
+    key_values,
+    reading,
+    show,
+    writing,
+)
 
 SEVERITIES = ("critical", "major", "minor", "info")
 # check_sla names the stored field; the CLI names the flag that sets it.
@@ -70,16 +77,6 @@ def register(sub) -> None:
     rm.set_defaults(func=delete_cmd)
 
 
-def _labels(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise CliError(f"--labels {pair!r}: expected KEY=VALUE")
-        out[key] = value
-    return out
-
-
 def _document(path: str | None) -> str:
     if path is None:
         return ""
@@ -96,7 +93,7 @@ def build_sla(args) -> dict:
     sla = {
         "name": args.name,
         "metric": args.metric,
-        "labels": _labels(args.labels),
+        "labels": key_values(args.labels, "--labels"),
         "aggregate": args.aggregate,
         "op": args.op,
         "threshold": args.threshold,
@@ -105,8 +102,6 @@ def build_sla(args) -> dict:
         "description": _document(args.doc),
     }
     sla = {k: v for k, v in sla.items() if v is not None}
-    if sla["labels"].get("model"):
-        sla["model"] = sla["labels"]["model"]
     try:
         check_sla(sla, "SLA")
     except BundleError as exc:
@@ -119,14 +114,13 @@ def build_sla(args) -> dict:
 
 def add_cmd(args) -> int:
     """Store an SLA and print it."""
-    from correlator.store.catalog import get_sla, upsert_sla
+    from correlator.store.catalog import save_sla
 
     sla = build_sla(args)
     with writing(args) as conn:
-        if not args.replace and get_sla(conn=conn, name=sla["name"]) is not None:
-            raise CliError(f"an SLA named {sla['name']!r} exists; give --replace to overwrite it")
-        upsert_sla(conn=conn, sla=sla)
-        got = get_sla(conn=conn, name=sla["name"])
+        got = save_sla(conn=conn, sla=sla, replace=args.replace)
+    if got is None:
+        raise CliError(f"an SLA named {sla['name']!r} exists; give --replace to overwrite it")
     show(got)
     return 0
 

@@ -266,18 +266,14 @@ def open_demo_incident(base: str, token: str, demo: dict) -> int | None:
     at = demo["breach"][1] - 60
     try:
         r = httpx.post(f"{base}/api/v1/evaluate", params={"at": at}, headers=headers, timeout=120)
-        if r.status_code >= 400:
-            return None
-        opened = r.json().get("opened") or []
+        opened = r.raise_for_status().json()["opened"]
         if opened:
             return int(opened[0])
-        incidents = httpx.get(f"{base}/api/v1/incidents", headers=headers, timeout=30).json()
-    except (httpx.HTTPError, ValueError, AttributeError):
+        r = httpx.get(f"{base}/api/v1/incidents", headers=headers, timeout=30)
+        incidents = r.raise_for_status().json()
+    except (httpx.HTTPError, ValueError):
         return None
-    if not isinstance(incidents, list):
-        return None
-    mine = [i for i in incidents if isinstance(i, dict) and i.get("sla") == demo["sla"]]
-    return max((i["id"] for i in mine), default=None)
+    return max((i["id"] for i in incidents if i.get("sla") == demo["sla"]), default=None)
 
 
 def run_demo(args) -> int:

@@ -8,6 +8,7 @@ import os
 import socket
 import time
 import uuid
+from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
@@ -25,7 +26,7 @@ from correlator.store.incidents import (
     open_incident_for,
 )
 from correlator.store.lease import lease_holder, take_lease
-from correlator.store.recordings import list_recordings
+from correlator.store.recordings import Window, list_recordings
 from correlator.store.tables import Incident
 from correlator.store.windows import MetricSource, sla_series
 
@@ -60,45 +61,42 @@ def _same_breach(last: Incident, start: float) -> bool:
     return start <= last.breach_start + SAME_BREACH_S
 
 
-def _check(
-    engine: Engine,
-    sla: dict,
-    *,
-    now: float,
-    holder: str,
-    report: dict,
-    settings=None,
-    source: MetricSource | None = None,
-) -> None:
-    with engine.connect() as conn:
-        found = sla_series(conn=conn, sla=sla, start=now - _lookback(sla), end=now, source=source)
+@dataclass(slots=True)
+class _Pass:
+    """One evaluation pass: the store, as of when, who evaluates, with what, what it found."""
+
+    engine: Engine
+    now: float
+    holder: str
+    report: dict
+    settings: object = None
+    source: MetricSource | None = None
+
+
+def _check(p: _Pass, sla: dict) -> None:
+    """Open or resolve the incident of a threshold SLA from its series up to ``p.now``."""
+    with p.engine.connect() as conn:
+        found = sla_series(
+            conn=conn, sla=sla, start=p.now - _lookback(sla), end=p.now, source=p.source
+        )
     state = sla_state(found, sla)
     name = sla["name"]
-    report["slas"][name] = _say_state(state, sla, now)
+    p.report["slas"][name] = _say_state(state, sla, p.now)
     if state.breaching:
-        _open(
-            engine,
-            sla,
-            start=state.start,
-            now=now,
-            holder=holder,
-            report=report,
-            settings=settings,
-            source=source,
-        )
+        _open(p, sla, start=state.start)
     elif state.known and state.ok_since is not None:
-        with write_transaction(engine) as conn:
+        with write_transaction(p.engine) as conn:
             row = open_incident_for(conn=conn, sla=name)
             if row is None or state.ok_since < row.breach_start:
                 return
             resolve_and_announce(
                 conn=conn,
                 incident_id=row.id,
-                now=now,
+                now=p.now,
                 by="evaluator",
                 breach_end=state.ok_since,
-                settings=settings,
-                source=source,
+                settings=p.settings,
+                source=p.source,
             )
             add_note(
                 conn=conn,
@@ -106,9 +104,9 @@ def _check(
                 author="evaluator",
                 team="other",
                 text=f"SLA recovered: {sla['metric']} back within {sla['op']} {sla['threshold']}",
-                now=now,
+                now=p.now,
             )
-        report["resolved"].append(row.id)
+        p.report["resolved"].append(row.id)
 
 
 def _say_state(state, sla: dict, now: float) -> str:
@@ -120,56 +118,26 @@ def _say_state(state, sla: dict, now: float) -> str:
     return f"within its objective at {when(state.last_ts)} (value {state.last_value:g})"
 
 
-def _check_declared(
-    engine: Engine,
-    sla: dict,
-    *,
-    now: float,
-    holder: str,
-    report: dict,
-    settings=None,
-    source: MetricSource | None = None,
-) -> None:
-    """Open the incident of an imported, declared breach ongoing at ``now``."""
+def _check_declared(p: _Pass, sla: dict, windows: list[Window]) -> None:
+    """Open the incident of an imported, declared breach ongoing at ``p.now``."""
     name = sla["name"]
-    with engine.connect() as conn:
-        ongoing = [
-            w
-            for w in list_recordings(conn=conn, sla=name)
-            if w.breach_start is not None and w.breach_start <= now <= w.end
-        ]
-    if not ongoing:
-        report["slas"][name] = f"no declared breach ongoing at {when(now)}"
+    starts = [
+        w.breach_start
+        for w in windows
+        if w.breach_start is not None and w.breach_start <= p.now <= w.end
+    ]
+    if not starts:
+        p.report["slas"][name] = f"no declared breach ongoing at {when(p.now)}"
         return
-    start = max(w.breach_start for w in ongoing if w.breach_start is not None)
-    report["slas"][name] = f"declared breach since {when(start)} (imported)"
-    _open(
-        engine,
-        sla,
-        start=start,
-        now=now,
-        holder=holder,
-        report=report,
-        settings=settings,
-        source=source,
-    )
+    p.report["slas"][name] = f"declared breach since {when(max(starts))} (imported)"
+    _open(p, sla, start=max(starts))
 
 
-def _open(
-    engine: Engine,
-    sla: dict,
-    *,
-    start: float,
-    now: float,
-    holder: str,
-    report: dict,
-    settings,
-    source: MetricSource | None,
-) -> None:
+def _open(p: _Pass, sla: dict, *, start: float) -> None:
     """Open the SLA's incident for a breach since ``start`` unless this breach has had one."""
     name = sla["name"]
     try:
-        with write_transaction(engine) as conn:
+        with write_transaction(p.engine) as conn:
             if open_incident_for(conn=conn, sla=name) is not None:
                 return
             if _known_breach(conn, name, start):
@@ -179,22 +147,22 @@ def _open(
                 sla=name,
                 severity=sla.get("severity") or "major",
                 breach_start=start,
-                now=now,
-                by=holder,
+                now=p.now,
+                by=p.holder,
             )
     except IntegrityError:
         return  # another process opened it first
-    report["opened"].append(incident_id)
-    snap = build_snapshot(engine, sla_name=name, breach_start=start, now=now, source=source)
-    with write_transaction(engine) as conn:
+    p.report["opened"].append(incident_id)
+    snap = build_snapshot(p.engine, sla_name=name, breach_start=start, now=p.now, source=p.source)
+    with write_transaction(p.engine) as conn:
         snapshot_and_announce(
             conn=conn,
             incident_id=incident_id,
             snapshot=snap,
-            now=now,
-            settings=settings,
+            now=p.now,
+            settings=p.settings,
             event="opened",
-            source=source,
+            source=p.source,
         )
 
 
@@ -258,21 +226,24 @@ def evaluate_once(
         return report
     with engine.connect() as conn:
         slas = list_slas(conn=conn)
-        declared = {w.sla for w in list_recordings(conn=conn) if w.breach_start is not None}
+        declared: dict[str, list[Window]] = {}
+        for w in list_recordings(conn=conn):
+            if w.breach_start is not None:
+                declared.setdefault(w.sla, []).append(w)
+    p = _Pass(engine, now, holder, report, settings, source)
     for sla in slas:
-        if sla.get("op") and sla.get("threshold") is not None:
-            check = _check
-        elif sla["name"] in declared:
-            check = _check_declared
-        else:
+        name = sla["name"]
+        threshold = bool(sla.get("op")) and sla.get("threshold") is not None
+        if not threshold and name not in declared:
             continue
         try:
-            check(
-                engine, sla, now=now, holder=holder, report=report, settings=settings, source=source
-            )
+            if threshold:
+                _check(p, sla)
+            else:
+                _check_declared(p, sla, declared[name])
         except Exception as exc:  # one bad SLA must not stop the others
-            log.exception("evaluating SLA %r failed", sla.get("name"))
-            report["slas"][sla["name"]] = f"failed: {exc}"
+            log.exception("evaluating SLA %r failed", name)
+            report["slas"][name] = f"failed: {exc}"
         report["checked"] += 1
     if not report["opened"] and not report["resolved"]:
         report["reason"] = _why_idle(report)

@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 
 from correlator.analysis.breach import aggregate, last_breach
 from correlator.analysis.timeline import align, choose_grid, choose_step
-from correlator.store.recordings import Window, list_recordings
+from correlator.store.recordings import list_recordings
 from correlator.store.windows import MetricSource, sla_series
 
 # How far back from the newest sample ``analyze --sla`` looks for the latest breach.
@@ -21,7 +21,6 @@ class PastBreach:
 
     start: float
     how: str  # "declared" (an imported incident's alert) or "threshold" (found in the series)
-    recording: Window | None = None
 
 
 def found_in_series(
@@ -61,7 +60,7 @@ def latest_breach(
     with engine.connect() as conn:
         windows = list_recordings(conn=conn, sla=sla["name"])
     found: list[PastBreach] = [
-        PastBreach(w.breach_start, "declared", w)
+        PastBreach(w.breach_start, "declared")
         for w in windows
         if w.breach_start is not None and w.breach_start <= end
     ]
@@ -69,6 +68,5 @@ def latest_breach(
         found.append(PastBreach(float(sla["breach_start"]), "declared"))  # set on the SLA itself
     at = found_in_series(engine, sla, start=end - SCAN_S, end=end, source=source)
     if at is not None:
-        held = [w for w in windows if w.start <= at <= w.end]
-        found.append(PastBreach(at, "threshold", held[-1] if held else None))
+        found.append(PastBreach(at, "threshold"))
     return max(found, key=lambda b: b.start) if found else None

@@ -78,8 +78,7 @@ class PrometheusReader:
     ) -> list[Series]:
         """Return a PromQL query's series named ``name``, every label but ``__name__`` kept."""
         rule = MetricRule(metric=name, query=query, keep_all=True, drop=("__name__",))
-        step = float(step or self.mapping.step_seconds)
-        return series_from_result(self.query_range(query, start, end, step), rule)
+        return self.read_rule(rule, start, end, float(step or self.mapping.step_seconds))
 
     def close(self) -> None:
         """Close the client's HTTP session, when it has one."""

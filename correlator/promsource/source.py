@@ -30,12 +30,14 @@ class PrometheusSource:
         return self.reader.read(names, start, end, self.step)
 
     def select(
-        self, selector: Selector, *, start: float, end: float, step: float | None = None
+        self, *selectors: Selector, start: float, end: float, step: float | None = None
     ) -> list[Series]:
-        """Return the mapped series a selector picks (label matchers applied after mapping)."""
-        names = [selector.name] if selector.name else sorted(self.metrics)
+        """Return the mapped series any selector picks, read once (matchers apply after mapping)."""
+        names = {sel.name for sel in selectors}
+        if not all(names):  # a selector without a metric name reads every mapped metric
+            names = self.metrics
         found = self.reader.read(names, start, end, step or self.step)
-        return [s for s in found if selector.matches(s.name, s.labels)]
+        return [s for s in found if any(sel.matches(s.name, s.labels) for sel in selectors)]
 
     def select_raw(
         self, selector: Selector, *, start: float, end: float, step: float | None = None

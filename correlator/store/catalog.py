@@ -180,6 +180,18 @@ def get_sla(*, conn: Connection, name: str) -> dict | None:
     return sla_dict(row) if row else None
 
 
+def save_sla(*, conn: Connection, sla: dict, replace: bool = True) -> dict | None:
+    """Store an SLA (its model from labels.model unless given); return it as stored.
+
+    Return None, storing nothing, when ``replace`` is false and the name is taken.
+    """
+    if not replace and get_sla(conn=conn, name=sla["name"]) is not None:
+        return None
+    model = sla.get("model") or (sla.get("labels") or {}).get("model")
+    upsert_sla(conn=conn, sla=sla | ({"model": model} if model else {}))
+    return get_sla(conn=conn, name=sla["name"])
+
+
 def delete_sla(*, conn: Connection, name: str) -> bool:
     """Delete the SLA called ``name`` (its incidents stay); return whether it existed."""
     return bool(conn.execute(delete(Sla).where(Sla.name == name)).rowcount)

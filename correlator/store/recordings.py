@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import orjson
 from sqlalchemy import Connection, select
-from sqlalchemy.orm import Session
 
 from correlator.bundle import MAX_FILE_BYTES, Series, inflate, load_matrix, matrix_document
 from correlator.store.dialect import upsert_insert
@@ -29,19 +28,36 @@ class Window:
     end: float
     breach_start: float | None
     source: str
-    has_baseline: bool
+    imported_at: float
 
 
-def _window(row: Recording) -> Window:
-    return Window(
-        id=row.id,
-        sla=row.sla,
-        start=row.start / 1000.0,
-        end=row.end / 1000.0,
-        breach_start=row.breach_start,
-        source=row.source,
-        has_baseline=row.baseline is not None,
-    )
+# Every column but the baseline blob, which only read_baseline loads.
+_WINDOW = select(
+    Recording.id,
+    Recording.sla,
+    Recording.start,
+    Recording.end,
+    Recording.breach_start,
+    Recording.source,
+    Recording.imported_at,
+)
+
+
+def _windows(conn: Connection, *where) -> list[Window]:
+    """Return the recordings matching ``where``, oldest window first, without baselines."""
+    rows = conn.execute(_WINDOW.where(*where).order_by(Recording.start, Recording.id))
+    return [
+        Window(
+            id=r.id,
+            sla=r.sla,
+            start=r.start / 1000.0,
+            end=r.end / 1000.0,
+            breach_start=r.breach_start,
+            source=r.source,
+            imported_at=r.imported_at / 1000.0,
+        )
+        for r in rows
+    ]
 
 
 def encode_baseline(series: list[Series] | None) -> bytes | None:
@@ -99,10 +115,7 @@ def save_recording(
 
 def list_recordings(*, conn: Connection, sla: str | None = None) -> list[Window]:
     """Return recordings (of one SLA when given), oldest window first."""
-    stmt = select(Recording).order_by(Recording.start, Recording.id)
-    if sla is not None:
-        stmt = stmt.where(Recording.sla == sla)
-    return [_window(r) for r in Session(conn).scalars(stmt)]
+    return _windows(conn, *([Recording.sla == sla] if sla is not None else []))
 
 
 def recording_at(*, conn: Connection, sla: str, at: float) -> Window | None:
@@ -112,16 +125,13 @@ def recording_at(*, conn: Connection, sla: str, at: float) -> Window | None:
     breaches): the one whose declared breach is nearest ``at`` wins, then the newest import.
     """
     ms = round(at * 1000)
-    stmt = select(Recording).where(Recording.sla == sla, Recording.start <= ms, Recording.end >= ms)
-    rows = list(Session(conn).scalars(stmt))
-    if not rows:
-        return None
+    found = _windows(conn, Recording.sla == sla, Recording.start <= ms, Recording.end >= ms)
 
-    def key(r: Recording) -> tuple[float, int]:
-        gap = abs(r.breach_start - at) if r.breach_start is not None else math.inf
-        return (gap, -r.imported_at)
+    def key(w: Window) -> tuple[float, float]:
+        gap = abs(w.breach_start - at) if w.breach_start is not None else math.inf
+        return (gap, -w.imported_at)
 
-    return _window(min(rows, key=key))
+    return min(found, key=key, default=None)
 
 
 def recording_overlapping(*, conn: Connection, sla: str, start: float, end: float) -> Window | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import dash
-import numpy as np
 from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
@@ -17,7 +16,7 @@ from dashboard.figures.sla import sla_matches
 from dashboard.selectors import exact
 from dashboard.tables import error_box, table, write_button
 from dashboard.timeparse import fmt
-from dashboard.units import as_drawn, byte_scale, unit_of
+from dashboard.units import as_drawn, byte_scaled, unit_of
 
 MAX_DRAWN = 5
 SHOWN = 10
@@ -68,11 +67,7 @@ def _series_for(context: Context, metric: str, labels: dict, window) -> tuple[li
         return drift_series(found, windows=120), "PSI"
     unit = unit_of(metric)
     drawn = [Series(s.name, s.labels, *as_drawn(s.ts, s.values, unit)) for s in found]
-    peaks = [float(np.nanmax(np.abs(s.values))) for s in drawn if np.isfinite(s.values).any()]
-    divisor, label = byte_scale(max(peaks, default=0.0), unit.label)
-    if divisor != 1.0:
-        drawn = [Series(s.name, s.labels, s.ts, s.values / divisor) for s in drawn]
-    return drawn, label
+    return byte_scaled(drawn, unit.label)
 
 
 def board_query(incident: dict, sla: dict) -> dict:

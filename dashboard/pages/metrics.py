@@ -14,6 +14,12 @@ from dashboard.tables import error_box, table
 from dashboard.units import unit_of
 
 LIMIT = 1000
+MAX_FILTER = 200  # characters of the name filter
+
+
+def filter_text(value) -> str:
+    """Return a typed name filter as sent to the service: short, no NUL, trimmed."""
+    return str(value or "")[:MAX_FILTER].replace("\x00", "").strip()
 
 
 def catalog_rows(context: Context, catalog: list[dict]) -> list[list]:
@@ -57,7 +63,7 @@ def _listing(context: Context, contains: str | None) -> list:
 
 def layout(context: Context, **query) -> html.Div:
     """Return the metric browser, filtered by the URL's ``q``."""
-    contains = (urlquery.one(query, "q") or "")[:200].replace("\x00", "")
+    contains = filter_text(urlquery.one(query, "q"))
     return html.Div(
         [
             html.H2("Metric browser"),
@@ -100,5 +106,4 @@ def register(app: dash.Dash, context: Context) -> None:
         prevent_initial_call=True,
     )
     def refilter(value):
-        text = str(value or "")[:200].replace("\x00", "").strip()
-        return _listing(context, text or None)
+        return _listing(context, filter_text(value) or None)

@@ -19,12 +19,12 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
 class LiveServer:
     """uvicorn serving an app in a background thread."""
 
-    def __init__(self, app, port: int):
+    def __init__(self, app, port: int, host: str = "127.0.0.1"):
         import uvicorn
 
         self.port = port
-        self.base = f"http://127.0.0.1:{port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+        self.base = f"http://{host}:{port}"
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -42,25 +42,39 @@ class LiveServer:
         self.thread.join(10)
 
 
-@pytest.fixture(scope="session")
-def demo_site(tmp_path_factory):
-    """Yield (base URL, demo info, writer token) of a live app holding the demo incident."""
-    from causeline.commands.up import (
-        build_app,
-        load_demo,
-        open_demo_incident,
-        seed_demo_registry,
-        service_token,
-    )
+def empty_store(folder: Path) -> str:
+    """Return the URL of a new SQLite store in ``folder``, migrated and empty."""
     from correlator.store.engine import make_engine
     from correlator.store.migrate import upgrade
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('dash') / 'causeline.db'}"
+    url = f"sqlite:///{folder / 'causeline.db'}"
     engine = make_engine(url)
     upgrade(engine)
-    demo = load_demo(url, hours=6)
-    _name, token = service_token(engine, "tests")
     engine.dispose()
+    return url
+
+
+def demo_store(folder: Path, hours: float) -> tuple[str, dict, str]:
+    """Return (URL, demo info, writer token) of a new store in ``folder`` holding the demo."""
+    from causeline.commands.up import load_demo, service_token
+    from correlator.store.engine import make_engine
+
+    url = empty_store(folder)
+    demo = load_demo(url, hours=hours)
+    engine = make_engine(url)
+    try:
+        _name, token = service_token(engine, "tests")
+    finally:
+        engine.dispose()
+    return url, demo, token
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory):
+    """Yield (base URL, demo info, writer token) of a live app holding the demo incident."""
+    from causeline.commands.up import build_app, open_demo_incident, seed_demo_registry
+
+    url, demo, token = demo_store(tmp_path_factory.mktemp("dash"), hours=6)
     port = free_port()
     app = build_app(database_url=url, host="127.0.0.1", port=port)
     with LiveServer(app, port) as live:
@@ -99,16 +113,12 @@ def bundle_site(tmp_path_factory):
     from causeline.commands.up import build_app
     from correlator.analysis import analyze
     from correlator.bundle import read_bundle
-    from correlator.store.engine import make_engine
-    from correlator.store.migrate import upgrade
 
     folders = {k: scenarios_dir().joinpath(*parts) for k, parts in BUNDLES.items()}
     missing = [str(f) for f in folders.values() if not f.is_dir()]
     if missing:
         pytest.skip(f"scenario bundles not found: {missing}")
-    url = f"sqlite:///{tmp_path_factory.mktemp('bundles') / 'causeline.db'}"
-    engine = make_engine(url)
-    upgrade(engine)
+    url = empty_store(tmp_path_factory.mktemp("bundles"))
     bundles = {}
     for key, folder in folders.items():
         assert main(["import", str(folder), "--database-url", url]) == 0
@@ -118,7 +128,6 @@ def bundle_site(tmp_path_factory):
             "incident": _evaluate_incident(url, sla),
             "top": analyze(read_bundle(folder))["suspects"][0],
         }
-    engine.dispose()
     port = free_port()
     app = build_app(database_url=url, host="127.0.0.1", port=port)
     with LiveServer(app, port) as live:

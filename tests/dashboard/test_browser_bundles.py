@@ -69,6 +69,12 @@ def _panels(browser) -> list[dict]:
     )
 
 
+def _board(browser, url: str) -> dict[str, dict]:
+    """Load a board URL with no server error and return its drawn panels by title."""
+    _no_server_errors(_open(browser, url))
+    return {p["title"]: p for p in _panels(browser)}
+
+
 def _window(sla: dict) -> str:
     start, end = round(sla["breach_start"] - 1800), round(sla["breach_start"] + 900)
     return f"from={start}&to={end}"
@@ -78,9 +84,7 @@ def test_petshop_board_draws_the_sla_suspects_and_a_selector_panel(bundle_site, 
     base, bundles = bundle_site
     sla = bundles["petshop"]
     panel = quote('PetSite p99|latency_p99{service="PetSite"}')
-    responses = _open(browser, f"{base}/board?{_window(sla)}&panel={panel}")
-    _no_server_errors(responses)
-    panels = {p["title"]: p for p in _panels(browser)}
+    panels = _board(browser, f"{base}/board?{_window(sla)}&panel={panel}")
     title = f"{sla['name']} · latency · service=PetSite · SLA"
     assert title in panels, list(panels)
     assert panels[title]["points"] >= 3
@@ -101,9 +105,7 @@ def test_nezha_board_for_a_service_reads_units_from_names(bundle_site, browser):
     base, bundles = bundle_site
     sla = bundles["nezha"]
     panel = quote('cpu_usage_rate_percent{service="cartservice"}')
-    responses = _open(browser, f"{base}/board?{_window(sla)}&service=frontend&panel={panel}")
-    _no_server_errors(responses)
-    panels = {p["title"]: p for p in _panels(browser)}
+    panels = _board(browser, f"{base}/board?{_window(sla)}&service=frontend&panel={panel}")
     title = f"{sla['name']} · service_latency_seconds · service=frontend · SLA"
     assert title in panels, list(panels)
     assert panels[title]["points"] >= 3 and panels[title]["unit"] == "s"

@@ -7,7 +7,7 @@ import time
 import httpx
 import pytest
 
-from tests.dashboard.conftest import LiveServer
+from tests.dashboard.conftest import LiveServer, demo_store, empty_store
 from tests.helpers import free_port
 
 SUMMARY = "rotate-secret-in-feature-store-77"
@@ -47,16 +47,9 @@ def _page_callback(path: str) -> dict:
 @pytest.fixture(scope="module")
 def wide_site(tmp_path_factory):
     """Yield (base, token, incident id, SLA name) of `up --host 0.0.0.0`, served on loopback."""
-    from causeline.commands.up import build_app, load_demo, service_token
-    from correlator.store.engine import make_engine
-    from correlator.store.migrate import upgrade
+    from causeline.commands.up import build_app
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('wide') / 'causeline.db'}"
-    engine = make_engine(url)
-    upgrade(engine)
-    demo = load_demo(url, hours=3)
-    _name, token = service_token(engine, "tests")
-    engine.dispose()
+    url, demo, token = demo_store(tmp_path_factory.mktemp("wide"), hours=3)
     port = free_port()
     # Built as for `--host 0.0.0.0` (reads need a token); listening on loopback only.
     app = build_app(database_url=url, host="0.0.0.0", port=port)
@@ -104,16 +97,9 @@ def test_a_reader_token_signs_in_and_the_pages_show_the_data(wide_site):
 
 def test_a_rebound_host_name_gets_neither_api_nor_pages(tmp_path):
     from causeline.commands.up import build_app
-    from correlator.store.migrate import upgrade
 
-    url = f"sqlite:///{tmp_path / 'causeline.db'}"
-    from correlator.store.engine import make_engine
-
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
     port = free_port()
-    app = build_app(database_url=url, host="127.0.0.1", port=port)
+    app = build_app(database_url=empty_store(tmp_path), host="127.0.0.1", port=port)
     with LiveServer(app, port) as live, httpx.Client(base_url=live.base, timeout=60) as c:
         for path in ("/api/v1/slas", "/board", "/_dash-layout"):
             assert c.get(path, headers={"Host": f"evil.example:{port}"}).status_code == 421, path
@@ -124,38 +110,14 @@ def test_a_rebound_host_name_gets_neither_api_nor_pages(tmp_path):
 
 
 def test_up_on_another_loopback_address_reaches_its_service(tmp_path):
-    import threading
+    from causeline.commands.up import build_app, local_url
 
-    import uvicorn
-
-    from causeline.commands.up import build_app
-    from correlator.store.engine import make_engine
-    from correlator.store.migrate import upgrade
-
-    url = f"sqlite:///{tmp_path / 'causeline.db'}"
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
     port = free_port()
-    app = build_app(database_url=url, host="127.0.0.2", port=port)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.2", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        for _ in range(600):
-            if server.started:
-                break
-            time.sleep(0.05)
-        assert server.started
-        r = httpx.post(
-            f"http://127.0.0.2:{port}/_dash-update-component", json=CHANGES_CALLBACK, timeout=60
-        )
+    app = build_app(database_url=empty_store(tmp_path), host="127.0.0.2", port=port)
+    with LiveServer(app, port, host="127.0.0.2") as live:
+        r = httpx.post(f"{live.base}/_dash-update-component", json=CHANGES_CALLBACK, timeout=60)
         assert r.status_code == 200
         assert "cannot reach the service" not in r.text and "changes-table" in r.text
-    finally:
-        server.should_exit = True
-        thread.join(10)
-    from causeline.commands.up import local_url
 
     assert local_url("0.0.0.0", 1) == "http://127.0.0.1:1"
     assert local_url("::", 1) == "http://[::1]:1"

@@ -11,6 +11,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 from starlette.testclient import TestClient
 
+from tests.dashboard.conftest import empty_store
+
 BASE = "http://127.0.0.1:8400"
 OUTSIDE = re.compile(r"""https?://(?!127\.0\.0\.1:8400)[^\s"'<>)]+""")
 REFS = re.compile(r"""(?:src|href)="([^"]+)"|url: '([^']+)'""")
@@ -20,13 +22,8 @@ DASHBOARD = Path(__file__).resolve().parents[2] / "dashboard"
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     from causeline.commands.up import build_app
-    from correlator.store.engine import make_engine
-    from correlator.store.migrate import upgrade
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('transfer') / 'causeline.db'}"
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
+    url = empty_store(tmp_path_factory.mktemp("transfer"))
     with TestClient(build_app(database_url=url, host="127.0.0.1", port=8400), BASE) as c:
         yield c
 

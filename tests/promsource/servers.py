@@ -81,11 +81,11 @@ def node_exporter(tmp: Path):
     return running(args, tmp / "node-exporter.log", f"{url}/metrics"), f"127.0.0.1:{port}"
 
 
-def prometheus(tmp: Path, target: str):
-    """Start Prometheus scraping ``target`` every second, with its own temp storage."""
+def _prometheus(tmp: Path, config: str):
+    """Start Prometheus with ``config`` and its storage in ``tmp / 'prom-data'``."""
     port = free_port()
     cfg = tmp / "prometheus.yml"
-    cfg.write_text(scrape_config(target))
+    cfg.write_text(config)
     args = [
         need(PROMETHEUS),
         f"--config.file={cfg}",
@@ -95,6 +95,11 @@ def prometheus(tmp: Path, target: str):
     ]
     url = f"http://127.0.0.1:{port}"
     return running(args, tmp / "prometheus.log", f"{url}/-/ready"), url
+
+
+def prometheus(tmp: Path, target: str):
+    """Start Prometheus scraping ``target`` every second, with its own temp storage."""
+    return _prometheus(tmp, scrape_config(target))
 
 
 def victoria_metrics(tmp: Path, target: str | None):
@@ -154,18 +159,7 @@ def prometheus_backfilled(tmp: Path, series):
         timeout=60,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    port = free_port()
-    cfg = tmp / "prometheus.yml"
-    cfg.write_text("global:\n  scrape_interval: 15s\n")
-    args = [
-        need(PROMETHEUS),
-        f"--config.file={cfg}",
-        f"--storage.tsdb.path={data}",
-        f"--web.listen-address=127.0.0.1:{port}",
-        "--log.level=warn",
-    ]
-    url = f"http://127.0.0.1:{port}"
-    return running(args, tmp / "prometheus.log", f"{url}/-/ready"), url
+    return _prometheus(tmp, "global:\n  scrape_interval: 15s\n")
 
 
 def import_into_victoria(url: str, series) -> None:

@@ -63,6 +63,7 @@ def test_query_range_reads_each_metric_from_where_it_lives(app_and_client):
     http, client = app_and_client
     matches = [
         'gpu_utilization_percent{gpu="0"}',  # mapped: through the mapping
+        'gpu_utilization_percent{gpu="1"}',  # the same mapped metric: read once for both
         "model_queue_length",  # unmapped and stored: the store
         'serving_cache_hit_ratio{instance=~"i-.*"}',  # unmapped, not stored: Prometheus as is
         '{instance="i-1"}',  # no name: the store only

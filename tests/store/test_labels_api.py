@@ -7,6 +7,8 @@ from fastapi.testclient import TestClient
 
 from correlator.api.app import create_app
 from correlator.settings import ServiceSettings
+from correlator.store.engine import write_transaction
+from correlator.store.tokens import create_token
 
 T0 = 1_700_000_000.0
 
@@ -33,9 +35,6 @@ BATCH = {
 @pytest.fixture
 def reader(engine):
     """Yield a client of an app holding the batch above."""
-    from correlator.store.engine import write_transaction
-    from correlator.store.tokens import create_token
-
     with write_transaction(engine) as conn:
         token = create_token(conn=conn, name="w")
     app = create_app(ServiceSettings(database_url=str(engine.url)), engine=engine)

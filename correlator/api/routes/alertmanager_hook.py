@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from correlator.alerts.inbound import parse_time, take_webhook
 from correlator.api.auth import WriterDep
-from correlator.api.deps import EngineDep, SettingsDep
+from correlator.api.deps import EngineDep, SettingsDep, SourceDep
 from correlator.api.process_io import now, write
 
 router = APIRouter(tags=["alerts"])
@@ -56,7 +56,7 @@ class WebhookIn(BaseModel):
 
 @router.post("/api/v1/hooks/alertmanager")
 async def alertmanager_hook(
-    body: WebhookIn, request: Request, engine: EngineDep, settings: SettingsDep, _w: WriterDep
+    body: WebhookIn, engine: EngineDep, settings: SettingsDep, source: SourceDep, _w: WriterDep
 ) -> dict:
     """Store each alert as a timeline event and attach new ones to open incidents."""
     return await write(
@@ -66,5 +66,5 @@ async def alertmanager_hook(
         now=now(),
         open_incidents=settings.alert_inbound_opens_incidents,
         settings=settings,
-        source=request.app.state.metric_source,
+        source=source,
     )

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, Path, Query
 from starlette.concurrency import run_in_threadpool
 
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
-from correlator.selector import SelectorError, parse_selector
+from correlator.api.routes.series import parse_matches, select_series
 from correlator.store.labels import label_keys_of, label_names, label_values, metric_names
-from correlator.store.series import SeriesInfo, find_series
+from correlator.store.series import SeriesInfo
 
 router = APIRouter(tags=["query"])
 MAX_NAMES = 10_000
@@ -38,19 +38,7 @@ MatchQuery = Annotated[
 
 
 def _matching(engine, matches: list[str], limits: ReadLimits) -> list[SeriesInfo]:
-    try:
-        selectors = [parse_selector(m) for m in matches]
-    except SelectorError as exc:
-        raise HTTPException(422, {"field": "match", "reason": str(exc)}) from exc
-    found: dict[int, SeriesInfo] = {}
-    cap = limits.max_series
-    with engine.connect() as conn:
-        for sel in selectors:
-            matched = find_series(conn=conn, selector=sel, limit=cap + 1, deadline=limits.deadline)
-            found.update((info.id, info) for info in matched)
-            if len(found) > cap:
-                raise limits.too_many_series(cap)
-    return list(found.values())
+    return select_series(engine, parse_matches(matches), limits.max_series, limits)
 
 
 def _answer(values: list[str], limit: int) -> dict:
@@ -113,14 +101,8 @@ def _catalog(engine, limit: int, contains: str | None) -> dict:
     with engine.connect() as conn:
         names = metric_names(conn=conn, limit=limit + 1, contains=contains)
         keys = label_keys_of(conn=conn, names=[n for n, _count in names[:limit]])
-    data = [
-        {"name": name, "series": count, "labels": keys.get(name, [])}
-        for name, count in names[:limit]
-    ]
-    doc: dict = {"status": "success", "data": data}
-    if len(names) > limit:
-        doc["warnings"] = [TRUNCATED]
-    return doc
+    data = [{"name": name, "series": count, "labels": keys.get(name, [])} for name, count in names]
+    return _answer(data, limit)
 
 
 @router.get("/api/v1/metadata/metrics")

@@ -15,12 +15,14 @@ from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.bundle import Series, matrix_document
 from correlator.promsource import PromSourceError
 from correlator.selector import Selector, SelectorError, parse_selector
+from correlator.settings import READ_MAX_SERIES
 from correlator.store.events import list_events
 from correlator.store.samples import read_range
 from correlator.store.series import SeriesInfo, find_series
 
 router = APIRouter(tags=["query"])
-MAX_QUERY_SERIES = 20_000  # the most ``limit`` may ask; ServiceSettings.read_max_series bounds it
+# The most ``limit`` may ask (the default read_max_series); the setting bounds it further.
+MAX_QUERY_SERIES = READ_MAX_SERIES
 # Without start/end, /api/v1/series lists Prometheus series present in the last day.
 SERIES_WINDOW_S = 86_400.0
 
@@ -33,18 +35,22 @@ MatchQuery = Annotated[
 ]
 
 
-def _parse(matches: list[str]) -> list[Selector]:
+def parse_matches(matches: list[str]) -> list[Selector]:
+    """Return the parsed ``match`` selectors; 422 naming the field for a bad one."""
     try:
         return [parse_selector(m) for m in matches]
     except SelectorError as exc:
         raise HTTPException(422, {"field": "match", "reason": str(exc)}) from exc
 
 
-def _select(engine, selectors: list[Selector], limit: int, limits: ReadLimits) -> list[SeriesInfo]:
+def select_series(
+    engine, selectors: list[Selector], limit: int, limits: ReadLimits
+) -> list[SeriesInfo]:
+    """Return the stored series any selector matches, by id; 422 past ``limit`` of them."""
     found: dict[int, SeriesInfo] = {}
+    deadline = limits.deadline
     with engine.connect() as conn:
         for sel in selectors:
-            deadline = limits.deadline
             matched = find_series(conn=conn, selector=sel, limit=limit + 1, deadline=deadline)
             found.update((info.id, info) for info in matched)
             if len(found) > limit:
@@ -77,8 +83,8 @@ def _outside(source, mapped, raw, start: float, end: float, step: float | None) 
     """Return the series the Prometheus source serves for mapped and raw selectors."""
     found: list[Series] = []
     try:
-        for sel in mapped:
-            found += source.select(sel, start=start, end=end, step=step)
+        if mapped:  # one read for every mapped selector
+            found += source.select(*mapped, start=start, end=end, step=step)
         for sel in raw:
             found += source.select_raw(sel, start=start, end=end, step=step)
     except PromSourceError as exc:
@@ -131,8 +137,8 @@ async def list_series(
 def _list(
     engine, source, matches: list[str], limit: int, start: float, end: float, limits: ReadLimits
 ) -> list[dict]:
-    store, mapped, raw = split_selectors(engine, source, _parse(matches))
-    infos = _select(engine, store, limit, limits) if store else []
+    store, mapped, raw = split_selectors(engine, source, parse_matches(matches))
+    infos = select_series(engine, store, limit, limits) if store else []
     out = [{"id": s.id, "name": s.name, "labels": s.labels} for s in infos]
     if mapped or raw:
         # Labels only: a coarse resolution (about 120 points) is enough to see every series.
@@ -153,12 +159,12 @@ def _query(
     step: float | None,
     limits: ReadLimits,
 ) -> bytes:
-    store, mapped, raw = split_selectors(engine, source, _parse(matches))
+    store, mapped, raw = split_selectors(engine, source, parse_matches(matches))
     outside = _outside(source, mapped, raw, start, end, step) if mapped or raw else []
     points_left = limits.max_points - sum(len(s.ts) for s in outside)
     if points_left < 0:
         raise limits.too_many_points()
-    infos = _select(engine, store, limits.max_series, limits) if store else []
+    infos = select_series(engine, store, limits.max_series, limits) if store else []
     if len(infos) + len(outside) > limits.max_series:
         raise limits.too_many_series(limits.max_series)
     if not infos:
