@@ -73,6 +73,7 @@ def _demo_board(hours: float) -> str:
 def _bundle_board(bundle: Path) -> str:
     from causeline.cli import main
     from correlator.process.evaluator import evaluate_once
+    from correlator.settings import ServiceSettings
     from correlator.store.engine import make_engine
 
     url = _empty_store()
@@ -80,7 +81,7 @@ def _bundle_board(bundle: Path) -> str:
         raise SystemExit(f"cannot import {bundle}")
     at = round(float(json.loads((bundle / "sla.json").read_text())["breach_start"]))
     engine = make_engine(url)
-    report = evaluate_once(engine, holder="benchmark", now=at + 30)
+    report = evaluate_once(engine, holder="benchmark", now=at + 30, settings=ServiceSettings())
     engine.dispose()
     print(f"incident opened by evaluating {at + 30}: {report['opened'] or report.get('reason')}")
     return f"{_start(url)}/board?from={at - 1800}&to={at + 900}"

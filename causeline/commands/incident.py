@@ -7,7 +7,13 @@ import time
 from pathlib import Path
 
 from causeline.cli import CliError
-from causeline.commands.common import add_prometheus_option, metric_source, parse_time, subparser
+from causeline.commands.common import (
+    add_prometheus_option,
+    parse_time,
+    prometheus_settings,
+    settings_source,
+    subparser,
+)
 from causeline.commands.process_common import (
     add_common,
     author_of,
@@ -145,24 +151,49 @@ def note_cmd(args) -> int:
     return 0
 
 
+def _service(args):
+    """Return the service settings (alert routes, Prometheus) and metric source of a command.
+
+    The CLI changes incidents as the service does: its messages go to the same routes.
+    """
+    from correlator.settings import ServiceSettings
+
+    settings = ServiceSettings(**prometheus_settings(args))
+    return settings, settings_source(settings)
+
+
 def resolve_cmd(args) -> int:
-    """Resolve an incident."""
-    from correlator.store.incidents import add_note, resolve_incident
+    """Resolve an incident and queue its resolved message, as the API does."""
+    from correlator.process.announce import resolve_and_announce
+    from correlator.store.incidents import add_note
 
     _get(args)
+    settings, source = _service(args)
     t = time.time()
-    with writing(args) as conn:
-        if not resolve_incident(conn=conn, incident_id=args.id, now=t, by=author_of(args)):
-            raise CliError(f"incident {args.id} is already resolved")
-        if args.text:
-            add_note(
+    try:
+        with writing(args) as conn:
+            resolved = resolve_and_announce(
                 conn=conn,
                 incident_id=args.id,
-                author=author_of(args),
-                team="other",
-                text=args.text,
                 now=t,
+                by=author_of(args),
+                settings=settings,
+                source=source,
             )
+            if not resolved:
+                raise CliError(f"incident {args.id} is already resolved")
+            if args.text:
+                add_note(
+                    conn=conn,
+                    incident_id=args.id,
+                    author=author_of(args),
+                    team="other",
+                    text=args.text,
+                    now=t,
+                )
+    finally:
+        if source is not None:
+            source.close()
     print(f"incident {args.id} resolved")
     return 0
 
@@ -171,10 +202,12 @@ def evaluate_cmd(args) -> int:
     """Run one evaluation pass."""
     from correlator.process.evaluator import evaluate_once, holder_name
 
-    source = metric_source(args)
+    settings, source = _service(args)
     engine = open_engine(args.database_url)
     try:
-        report = evaluate_once(engine, holder=holder_name(), now=args.at, source=source)
+        report = evaluate_once(
+            engine, holder=holder_name(), now=args.at, settings=settings, source=source
+        )
         show(report)
         if report.get("reason"):
             print(f"nothing opened or resolved: {report['reason']}", file=sys.stderr)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from correlator.alerts.outbox import enqueue_incident_event
+from correlator.settings import ServiceSettings
 from correlator.store.incidents import get_incident, resolve_incident, set_snapshot
 from correlator.store.windows import MetricSource
 
 
-def _announce(conn: Connection, incident_id: int, event: str, settings, now: float, source) -> None:
-    if settings is None:
-        return
+def _announce(
+    conn: Connection, incident_id: int, event: str, settings: ServiceSettings, now: float, source
+) -> None:
     incident = get_incident(conn=conn, incident_id=incident_id)
     if incident is not None:
         enqueue_incident_event(
@@ -25,7 +26,7 @@ def snapshot_and_announce(
     incident_id: int,
     snapshot: dict,
     now: float,
-    settings,
+    settings: ServiceSettings,
     event: str,
     source: MetricSource | None = None,
 ) -> None:
@@ -40,7 +41,7 @@ def resolve_and_announce(
     incident_id: int,
     now: float,
     by: str,
-    settings,
+    settings: ServiceSettings,
     breach_end: float | None = None,
     source: MetricSource | None = None,
 ) -> bool:

@@ -92,11 +92,13 @@ BUNDLES = {
 def _evaluate_incident(url: str, sla: dict) -> int:
     """Open the imported SLA's incident as an operator would: evaluate a time in its breach."""
     from correlator.process.evaluator import evaluate_once
+    from correlator.settings import ServiceSettings
     from correlator.store.engine import make_engine
 
     engine = make_engine(url)
     try:
-        report = evaluate_once(engine, holder="tests", now=float(sla["breach_start"]) + 30)
+        at = float(sla["breach_start"]) + 30
+        report = evaluate_once(engine, holder="tests", now=at, settings=ServiceSettings())
     finally:
         engine.dispose()
     assert len(report["opened"]) == 1, report

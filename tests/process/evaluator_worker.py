@@ -7,6 +7,7 @@ import sys
 import time
 
 from correlator.process.evaluator import evaluate_once, holder_name
+from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
 
 
@@ -16,7 +17,9 @@ def main(url: str, passes: int, at: float, start_at: float) -> None:
     holder = holder_name()
     time.sleep(max(0.0, start_at - time.time()))
     for _ in range(passes):
-        report = evaluate_once(engine, holder=holder, now=at, lease_seconds=60)
+        report = evaluate_once(
+            engine, holder=holder, now=at, lease_seconds=60, settings=ServiceSettings()
+        )
         print(json.dumps(report), flush=True)
         time.sleep(0.05)
     engine.dispose()

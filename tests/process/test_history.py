@@ -93,6 +93,32 @@ def test_incident_evaluate_says_who_holds_the_lease(capsys, db_url, engine):
 
 
 def test_evaluate_with_nothing_to_check_says_why(engine):
-    report = evaluate_once(engine, holder="me", now=1_700_000_000)
+    report = evaluate_once(engine, holder="me", now=1_700_000_000, settings=ServiceSettings())
     assert report["held_lease"] and report["opened"] == []
     assert report["reason"].startswith("no SLA is stored")
+
+
+def test_the_cli_opens_and_resolves_as_the_api_does_with_its_messages(
+    capsys, db_url, engine, monkeypatch
+):
+    """`incident evaluate` and `incident resolve` queue the opened and resolved messages."""
+    from correlator.alerts.outbox import list_outbox
+
+    monkeypatch.setenv("CAUSELINE_ALERT_ROUTES_JSON", json.dumps(HOOK))
+    monkeypatch.setenv("CAUSELINE_ALERT_MAX_AGE_SECONDS", "1e10")
+    bundle = read_bundle(PUBLIC)
+    import_bundle(engine=engine, bundle=bundle)
+    at = analyze(bundle)["breach_start"] + 120
+    argv = ["--database-url", db_url]
+    assert main(["incident", "evaluate", "--at", str(at), *argv]) == 0
+    opened = json.loads(capsys.readouterr().out)["opened"]
+    assert len(opened) == 1
+    assert main(["incident", "resolve", str(opened[0]), "--text", "rolled back", *argv]) == 0
+    assert f"incident {opened[0]} resolved" in capsys.readouterr().out
+    with engine.connect() as conn:
+        events = [r["event"] for r in list_outbox(conn=conn, incident_id=opened[0])]
+    assert sorted(events) == ["opened", "resolved"]
+    assert main(["incident", "resolve", str(opened[0]), *argv]) == 2  # once only
+    assert "already resolved" in capsys.readouterr().err
+    with engine.connect() as conn:
+        assert len(list_outbox(conn=conn, incident_id=opened[0])) == 2
