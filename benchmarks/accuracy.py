@@ -3,9 +3,10 @@
 Usage: .venv/bin/python benchmarks/accuracy.py ../shared/scenarios/public [more folders]
 
 Prints AC@1, AC@3, Avg@5 (mean of AC@1..AC@5), owner accuracy of the top suspect, the
-median error of the found breach start and the time per case, for ``analyze`` and for
-n-sigma (max |z| against mean/std of the hour before) and a BARO-style robust scorer
-(median/IQR of the window before the anomaly onset). truth.json is read here only.
+median error of the found breach start and the time per case, for ``analyze`` and for the
+published reference rankers of the RCAEval package (``pip install -e '.[bench]'``): BARO
+and n-sigma by default, run on the same signals with the breach start as detection time
+and the bundle's baseline as normal data. truth.json is read here only.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from correlator.analysis.timeline import choose_grid, choose_step  # noqa: E402
 from correlator.bundle import read_bundle  # noqa: E402
 
 HIST_SUFFIXES = ("_bucket", "_sum", "_count")
+# RCAEval methods run beside causeline (e_diagnosis and ht need salesforce-pyrca as well).
+REFERENCE = ("baro", "nsigma")
 
 
 def base_metric(name: str) -> str:
@@ -50,6 +53,8 @@ def matches(suspect: dict, cause: dict) -> bool:
     if "metric" in cause and base_metric(suspect["metric"]) != base_metric(cause["metric"]):
         return False
     labels = suspect.get("labels") or {}
+    if suspect.get("members"):  # a group counts as its shared labels plus its first member
+        labels = labels | suspect["members"][0]["labels"]
     return all(labels.get(k) == v for k, v in cause.get("labels", {}).items())
 
 
@@ -61,83 +66,79 @@ def first_hit(suspects: list[dict], truth: dict) -> int | None:
     return None
 
 
-def _setup(bundle):
+def _rows(series, grid):
+    """Return the signals causeline scores (counters as rates) on a grid."""
+    return signals.build(series, grid, ref_cols=slice(0, max(grid.size // 2, 1)))
+
+
+def _frame(bundle):
+    """Return (time-indexed frame of every signal, baseline included, breach start, row facts).
+
+    The frame is what RCAEval's methods read: a ``time`` column and one column per signal,
+    gaps filled forward then backward. The baseline, when the bundle has one, comes first as
+    the normal data it is.
+    """
+    import pandas as pd
+
     series = [s for s in bundle.series if s.ts.size]
     grid = choose_grid(series, choose_step(series))
     found, _, _ = breach_mod.evaluate(series, bundle.sla, grid)
-    b = int(np.clip(grid.index(found.start), 0, grid.size - 1))
-    sig = signals.build(series, grid, ref_cols=slice(0, max(b - 1, 1)))
-    return grid, found, b, sig
+    sig = _rows(series, grid)
+    facts = [(sig.names[i], sig.labels[i]) for i in range(len(sig.names))]
+    cols = [str(i) for i in range(len(facts))]
+    parts = [pd.DataFrame(sig.matrix.T, columns=cols).assign(time=grid.times)]
+    base = [s for s in bundle.baseline or [] if s.ts.size]
+    if base:
+        bgrid = choose_grid(base, choose_step(base))
+        bsig = _rows(base, bgrid)
+        where = {sig.key(i): str(i) for i in range(len(facts))}
+        named = {
+            where[bsig.key(j)]: bsig.matrix[j]
+            for j in range(len(bsig.names))
+            if bsig.key(j) in where
+        }
+        before = bgrid.times < grid.times[0]
+        frame = pd.DataFrame({c: named.get(c, np.full(bgrid.size, np.nan)) for c in cols})
+        parts.insert(0, frame.assign(time=bgrid.times)[before])
+    data = pd.concat(parts, ignore_index=True).ffill().bfill().fillna(0.0)
+    return data, found.start, facts
 
 
-def _baseline_stats(bundle, robust: bool) -> dict:
-    if not bundle.baseline:
-        return {}
-    base = [s for s in bundle.baseline if s.ts.size]
-    bgrid = choose_grid(base, choose_step(base))
-    bsig = signals.build(base, bgrid, ref_cols=slice(None))
-    out = {}
-    for i in range(len(bsig.names)):
-        row = bsig.matrix[i][np.isfinite(bsig.matrix[i])]
-        if row.size < 3:
-            continue
-        if robust:
-            q1, med, q3 = np.percentile(row, [25, 50, 75])
-            out[bsig.key(i)] = (med, q3 - q1)
-        else:
-            out[bsig.key(i)] = (row.mean(), row.std())
-    return out
+def rcaeval_ranker(method: str):
+    """Return a ranker running RCAEval's published ``method`` (detection time = breach start)."""
+    import importlib
+
+    from RCAEval import e2e
+
+    # Some methods live in the package, others in a module of their name that the package
+    # only imports on some Python versions.
+    func = getattr(e2e, method, None)
+    if not callable(func):
+        func = getattr(importlib.import_module(f"RCAEval.e2e.{method}"), method)
+
+    def rank(bundle) -> list[dict]:
+        data, start, facts = _frame(bundle)
+        if start is None:
+            return []
+        # A dataset name makes RCAEval drop the time column and constant columns, as in its runs.
+        out = func(data, inject_time=start, dataset="causeline")
+        suspects = []
+        for col in out["ranks"][:5]:
+            name, labels = facts[int(col)]
+            suspects.append({"kind": "series", "metric": name, "labels": labels, "owner": "infra"})
+        return suspects
+
+    return rank
 
 
-def reference_ranker(bundle, *, robust: bool) -> list[dict]:
-    """Rank series by max |z| after the onset: n-sigma (mean/std) or BARO-style (median/IQR)."""
-    grid, found, b, sig = _setup(bundle)
-    if found.start is None:
-        return []
-    window = max(1, math.ceil(600 / grid.step))  # anomaly window: 10 min before the breach on
-    post = max(1, math.ceil(120 / grid.step))
-    hour = max(2, math.ceil(3600 / grid.step))
-    lo = max(b - window, 0)
-    ref = sig.matrix[:, max(lo - hour, 0) : lo]
-    test = sig.matrix[:, lo : b + post + 1]
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            if ref.shape[1] == 0:
-                center = spread = np.full(len(sig.names), np.nan)
-            elif robust:
-                q1, med, q3 = np.nanpercentile(ref, [25, 50, 75], axis=1)
-                center, spread = med, q3 - q1
-            else:
-                center, spread = np.nanmean(ref, axis=1), np.nanstd(ref, axis=1)
-    stats = _baseline_stats(bundle, robust)
-    for i in range(len(sig.names)):
-        got = stats.get(sig.key(i))
-        if got is not None:
-            center[i], spread[i] = got
-    # The same floor as causeline's: a flat series still spreads 2% of its level.
-    spread = np.fmax(spread, 0.02 * np.abs(center))
-    spread = np.where(np.isfinite(spread) & (spread > 0), spread, 1e-9)
-    with np.errstate(all="ignore"):
-        z = np.abs(test - center[:, None]) / spread[:, None]
-    score = np.nan_to_num(np.nanmax(np.where(np.isfinite(z), z, -1), axis=1), nan=-1)
-    order = np.argsort(-score)[:5]
-    return [
-        {"kind": "series", "metric": sig.names[i], "labels": sig.labels[i], "owner": "infra"}
-        for i in order
-    ]
-
-
-def evaluate(folder: Path) -> dict:
+def evaluate(folder: Path, reference: tuple[str, ...] = REFERENCE) -> dict:
     """Run every ranker on every case of a folder; return per-ranker figures."""
     cases = sorted(p for p in folder.iterdir() if (p / "truth.json").is_file())
     rankers = {
         "causeline": lambda b: analyze(b)["suspects"],
-        "n-sigma": lambda b: reference_ranker(b, robust=False),
-        "baro": lambda b: reference_ranker(b, robust=True),
     }
+    for method in reference:
+        rankers[method] = rcaeval_ranker(method)
     rows = {name: [] for name in rankers}
     for case in cases:
         truth = json.loads((case / "truth.json").read_text())
@@ -156,6 +157,79 @@ def evaluate(folder: Path) -> dict:
                 {"case": case.name, "hit": hit, "time": elapsed, "owner": owner_ok, "err": err}
             )
     return rows
+
+
+# The method's tunable choices, each with the values tried. Leave-one-set-out picks them on
+# every other set and scores the set left out; the defaults in Config are the pick on all.
+CHOICES = {
+    "late_weight": (0.8, 0.5),
+    "late_tau_s": (30.0, 60.0, 120.0),
+    "standing": (0.5, 0.9),
+    "sibling_floor": (0.0, 0.5),
+    "ramp_gain": (0.6, 0.8),
+}
+
+
+def _ac(hits: list[int | None]) -> tuple[float, float]:
+    n = len(hits) or 1
+    return (
+        sum(1 for h in hits if h == 1) / n,
+        sum(1 for h in hits if h is not None and h <= 3) / n,
+    )
+
+
+def leave_one_set_out(folders: list[Path]) -> list[str]:
+    """Return report lines: per set, in-sample figures beside those chosen without the set."""
+    import dataclasses
+    import itertools
+
+    from correlator.analysis.config import Config
+
+    cases = {
+        f: [
+            (read_bundle(c), json.loads((c / "truth.json").read_text()))
+            for c in sorted(f.iterdir())
+            if (c / "truth.json").is_file()
+        ]
+        for f in folders
+    }
+    default = Config()
+    grid = [
+        dict(zip(CHOICES, values, strict=True)) for values in itertools.product(*CHOICES.values())
+    ]
+    hits: list[dict[Path, list]] = []
+    for i, choice in enumerate(grid, start=1):
+        cfg = dataclasses.replace(default, **choice)
+        hits.append(
+            {
+                f: [first_hit(analyze(b, config=cfg)["suspects"][:5], t) for b, t in cs]
+                for f, cs in cases.items()
+            }
+        )
+        print(f"\r  tried {i}/{len(grid)} choices", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+
+    def objective(k: int, sets) -> tuple:
+        # Each set counts the same; ties go to the choice nearest the current defaults.
+        score = sum(sum(_ac(hits[k][f])) / 2 for f in sets) / len(sets)
+        moved = sum(getattr(default, n) != v for n, v in grid[k].items())
+        return (round(score, 6), -moved)
+
+    current = {n: getattr(default, n) for n in CHOICES}
+    here = grid.index(current) if current in grid else None
+    best_all = max(range(len(grid)), key=lambda k: objective(k, folders))
+    lines = [f"best on all sets: {grid[best_all]}", f"current defaults: {current}"]
+    for f in folders:
+        others = [g for g in folders if g != f]
+        k = max(range(len(grid)), key=lambda k: objective(k, others)) if others else best_all
+        a1, a3 = _ac(hits[k][f])
+        mine = _ac(hits[here][f]) if here is not None else (math.nan, math.nan)
+        changed = {n: v for n, v in grid[k].items() if v != current[n]} or "the defaults"
+        lines.append(
+            f"{f}: in-sample AC@1 {mine[0]:.2f} AC@3 {mine[1]:.2f} | left out AC@1 {a1:.2f}"
+            f" AC@3 {a3:.2f} (chosen on the others: {changed})"
+        )
+    return lines
 
 
 def summary(rows: list[dict]) -> dict:
@@ -194,10 +268,21 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="comma-separated substrings of case names: also print figures per group",
     )
+    parser.add_argument(
+        "--reference",
+        default=",".join(REFERENCE),
+        help="comma-separated RCAEval methods to run beside causeline ('' for none)",
+    )
+    parser.add_argument(
+        "--loso",
+        action="store_true",
+        help="also pick the method's choices (CHOICES) leaving each folder out, and score it",
+    )
     args = parser.parse_args(argv)
+    reference = tuple(m for m in args.reference.split(",") if m)
     groups = [g for g in args.groups.split(",") if g]
     for folder in args.folders:
-        rows = evaluate(folder)
+        rows = evaluate(folder, reference)
         print(f"== {folder} ({len(rows['causeline'])} cases)")
         _print(rows, "")
         for g in groups:
@@ -209,6 +294,10 @@ def main(argv: list[str] | None = None) -> int:
             for i, r in enumerate(rows["causeline"]):
                 ranks = " ".join(f"{n}={rows[n][i]['hit']}" for n in rows)
                 print(f"    {r['case']:40s} {ranks}")
+    if args.loso:
+        print("== leave one set out")
+        for line in leave_one_set_out(args.folders):
+            print(f"  {line}")
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from correlator.analysis import onset, signals
 from correlator.analysis.config import Config
 from correlator.analysis.timeline import choose_grid, choose_step
@@ -27,10 +29,16 @@ def reference(baseline, cfg: Config) -> tuple[dict | None, dict | None]:
     return stats, dists
 
 
-def apply(ref: onset.Reference, keys: list[tuple], stats: dict, cfg: Config) -> None:
-    """Replace, in place, each row's reference by its baseline's where that has enough points."""
+def apply(ref: onset.Reference, keys: list[tuple], stats: dict, cfg: Config) -> np.ndarray:
+    """Replace, in place, each row's reference by its baseline's where that has enough points.
+
+    Returns which rows now rest on the baseline.
+    """
     ref.lower = ref.scale.copy()
+    used = np.zeros(len(keys), dtype=bool)
     for i, key in enumerate(keys):
         got = stats.get(key)
         if got and got[2] >= cfg.min_reference_points:
             ref.median[i], ref.scale[i], ref.count[i], ref.lower[i] = got
+            used[i] = True
+    return used

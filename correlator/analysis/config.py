@@ -31,8 +31,19 @@ class Config:
     # A long baseline shows its own noise, so its level-relative floor can be tighter.
     band_rel_floor: float = 0.005
     abs_floor: float = 1e-9
+    # A series at level zero gets at least this share of its siblings' (same metric, other
+    # labels) median spread, and its unit's smallest meaningful step (analysis/units.py).
+    sibling_floor: float = 0.5
+    # A ramp (flat, then a steady climb to the breach) explaining this share of a series'
+    # variance, begun inside the reference, moves the reference before it; rows tried.
+    ramp_gain: float = 0.6
+    ramp_rows: int = 300
     # Onsets earlier than this before the breach count less (decay with the same scale).
     horizon_s: float = 1800.0
+    # Onsets after the breach weigh ``late_weight``, fading with this time scale once past
+    # one grid step (within a step the order cannot be told): symptoms follow causes.
+    late_weight: float = 0.5
+    late_tau_s: float = 60.0
     # Topology: weight of a series outside the SLA's upstream, or on no known node.
     out_of_scope: float = 0.2
     unknown_node: float = 0.5
@@ -51,6 +62,9 @@ class Config:
     same_node: float = 0.7
     # Weight of an anomaly already present where the onset search starts (onset unseen).
     censored: float = 0.5
+    # Weight of a difference from a separately recorded baseline already present where the
+    # incident window starts: the fault may predate the window, or the baseline may be old.
+    standing: float = 0.9
     # How much an anomaly that is explained by an earlier or deeper one loses.
     explained: float = 0.5
     # Change events: decay of closeness, and the window in which an anomaly confirms one.

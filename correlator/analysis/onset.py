@@ -136,3 +136,11 @@ def detect(z: np.ndarray, *, lo: int, active: tuple[int, int], off: float) -> An
         persistence = np.nanmean(np.where(span, out_mask, np.nan), axis=1)
     persistence = np.nan_to_num(persistence, nan=0.0)
     return Anomalies(z, direction, strength, peak, onset, persistence)
+
+
+def floor_at_zero(ref: Reference, floor: np.ndarray, *, zero: float) -> None:
+    """Raise, in place, the spread of each row at level zero (|median| <= ``zero``) to ``floor``."""
+    at_zero = np.abs(np.nan_to_num(ref.median)) <= zero
+    ref.scale = np.where(at_zero, np.fmax(ref.scale, floor), ref.scale)
+    if ref.lower is not None:
+        ref.lower = np.where(at_zero, np.fmax(ref.lower, floor), ref.lower)

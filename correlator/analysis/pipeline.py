@@ -7,7 +7,17 @@ import time
 
 import numpy as np
 
-from correlator.analysis import baseline, drift, evidence, histogram, onset, ranking, signals
+from correlator.analysis import (
+    baseline,
+    drift,
+    evidence,
+    histogram,
+    onset,
+    ramps,
+    ranking,
+    signals,
+    units,
+)
 from correlator.analysis import breach as breach_mod
 from correlator.analysis import nodes as node_rules
 from correlator.analysis.changes import score_changes
@@ -73,24 +83,39 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
         volatile=cfg.volatile_labels,
     )
     ref = onset.reference(sig.matrix[:, ref_cols], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
+    on_baseline = np.zeros(len(sig.names), dtype=bool)
     if base_stats:
-        baseline.apply(ref, [sig.key(i) for i in range(len(sig.names))], base_stats, cfg)
+        keys = [sig.key(i) for i in range(len(sig.names))]
+        on_baseline = baseline.apply(ref, keys, base_stats, cfg)
     is_drift = np.array([k == "drift" for k in sig.kinds], dtype=bool)
+    # A level-relative floor collapses at level zero: there the unit and the siblings say
+    # what a meaningful move is (drift has its own floor below).
+    plain = [n if k != "drift" else None for n, k in zip(sig.names, sig.kinds, strict=True)]
+    floors = units.zero_floors(plain, ref.scale, cfg.sibling_floor)
     # Drift is out of range from PSI_WARN on, whatever its own noise; full at PSI 1.
     drift_floor = drift.PSI_WARN / cfg.off_z
-    ref.scale = np.where(is_drift, np.maximum(ref.scale, drift_floor), ref.scale)
-    if ref.lower is not None:
-        ref.lower = np.where(is_drift, np.maximum(ref.lower, drift_floor), ref.lower)
+    _floor(ref, floors, is_drift, drift_floor, cfg)
     full_z = np.where(is_drift, 1.0 / drift_floor, cfg.full_z)
     t_rank = time.perf_counter()
-    z = onset.robust_z(sig.matrix, ref)
     smooth_width = int(np.clip(round(45.0 / step), 1, cfg.smooth_width))
-    zs = onset.smooth(z, smooth_width)
+    zs = onset.smooth(onset.robust_z(sig.matrix, ref), smooth_width)
     pre = math.ceil(cfg.active_pre_s / step)
     post = max(1, math.ceil(cfg.post_s / step))
+    active = (b - pre, b + post)
     # A separate baseline leaves the whole incident window free for the onset search.
     lo = max(b - math.ceil(cfg.search_s / step), 0 if base_stats else ref_end)
-    anomalies = onset.detect(zs, lo=lo, active=(b - pre, b + post), off=cfg.off_z)
+    anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z)
+    # A slow ramp that began inside the reference hides there: measure it from before it.
+    ramping = ~on_baseline & ~is_drift & (anomalies.strength >= cfg.off_z)
+    moved, starts = _ramp_starts(sig.matrix, anomalies, ramping, b=b, ref_end=ref_end, cfg=cfg)
+    lo = np.full(len(sig.names), lo)
+    if moved.size:
+        ramps.reference_before(ref, sig.matrix, moved, starts, cfg)
+        _floor(ref, floors, is_drift, drift_floor, cfg)
+        # The point before the ramp may be the last normal one, so its start is a seen onset.
+        lo[moved] = np.minimum(lo[moved], np.maximum(starts - 1, 0))
+        zs = onset.smooth(onset.robust_z(sig.matrix, ref), smooth_width)
+        anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z)
     onset_t = grid.times[anomalies.onset]
     lead = found.start - onset_t
 
@@ -114,9 +139,10 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
         if ref.count[i] < 3:
             extra[i] *= 0.5  # no real reference
     # An excursion already under way where the search starts has no visible onset: it may
-    # well be a standing difference from the reference rather than this incident.
+    # well be a standing difference from the reference rather than this incident. Against
+    # a separately recorded baseline, though, a difference already there is the anomaly.
     censored = anomalies.onset <= lo
-    extra = np.where(censored, extra * cfg.censored, extra)
+    extra *= np.where(censored, np.where(on_baseline, cfg.standing, cfg.censored), 1.0)
     up = node_rules.callers(bundle.topology or {})
     traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
     extra *= traffic
@@ -177,6 +203,28 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
         "ranking_s": round(time.perf_counter() - t_rank, 4),
     }
     return out
+
+
+def _floor(ref, floors, is_drift, drift_floor: float, cfg: Config) -> None:
+    """Apply, in place, the level-zero floors and the drift floor to the reference."""
+    onset.floor_at_zero(ref, floors, zero=cfg.abs_floor)
+    ref.scale = np.where(is_drift, np.maximum(ref.scale, drift_floor), ref.scale)
+    if ref.lower is not None:
+        ref.lower = np.where(is_drift, np.maximum(ref.lower, drift_floor), ref.lower)
+
+
+def _ramp_starts(matrix, anomalies, rows_ok, *, b: int, ref_end: int, cfg: Config):
+    """Return rows whose reference holds the start of a ramp lasting to the breach, and starts."""
+    rows = np.flatnonzero(rows_ok)
+    rows = rows[np.argsort(-anomalies.strength[rows], kind="stable")][: cfg.ramp_rows]
+    least = cfg.min_reference_points
+    if rows.size == 0 or ref_end <= least:
+        return rows[:0], rows[:0]
+    starts, sign = ramps.hinge_starts(
+        matrix[rows], lo=least, hi=ref_end, end=b + 1, gain=cfg.ramp_gain
+    )
+    keep = (starts >= least) & (sign == anomalies.direction[rows])
+    return rows[keep], starts[keep]
 
 
 def drift_figures(h: histogram.Histogram, ref_counts, at: int, width: int) -> dict:

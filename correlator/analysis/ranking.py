@@ -32,10 +32,13 @@ def severity(strength: np.ndarray, *, off_z: float, full_z) -> np.ndarray:
 
 
 def timing(lead: np.ndarray, *, step: float, cfg: Config) -> np.ndarray:
-    """Weight onsets: full before the breach, less when long before, little after it."""
-    tol = max(step, cfg.post_s / 2)
+    """Weight onsets: full before the breach, less when long before, fading after it.
+
+    Within one grid step after the breach the order cannot be told; past that, an onset
+    after the breach is more and more likely a symptom.
+    """
     early = np.exp(-np.maximum(lead - cfg.horizon_s, 0) / cfg.horizon_s)
-    late = np.where(lead >= -tol, 0.8, 0.25 * np.exp(-(-lead - tol) / 600.0))
+    late = cfg.late_weight * np.exp(-np.maximum(-lead - step, 0) / cfg.late_tau_s)
     return np.where(lead >= 0, early, late)
 
 

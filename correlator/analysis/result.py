@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from correlator.analysis import drift, evidence, histogram
+from correlator.analysis import drift, evidence, grouping, histogram
 from correlator.analysis.breach import Breach
 from correlator.analysis.config import Config
 from correlator.analysis.timeline import Grid, align
@@ -162,8 +162,11 @@ def build_result(ctx: Context) -> dict:
     out["scope"] = scope(ctx)
     items = []
     if ctx.score is not None:
-        order = np.argsort(-ctx.score, kind="stable")[: ctx.config.top]
-        items += [_series_suspect(ctx, int(i)) for i in order if ctx.score[i] > 0]
+        # More rows than listed: copies on sibling series fold into one suspect.
+        order = np.argsort(-ctx.score, kind="stable")[: ctx.config.top * 3]
+        found = [_series_suspect(ctx, int(i)) for i in order if ctx.score[i] > 0]
+        totals = grouping.sibling_counts(ctx.signals.names, ctx.signals.labels)
+        items += grouping.group_series(found, totals)
     items += [_change_suspect(ctx, c) for c in ctx.changes if c.score > 0.005]
     items.sort(key=lambda s: -s["score"])
     for rank, s in enumerate(items[: ctx.config.top], start=1):

@@ -16,7 +16,9 @@ def suspect_label(suspect: dict) -> str:
     if suspect.get("kind") == "change":
         return f"#{suspect.get('rank')} change {suspect.get('id', '')}"
     labels = ",".join(f"{k}={v}" for k, v in sorted((suspect.get("labels") or {}).items()))
-    return f"#{suspect.get('rank')} {suspect.get('metric', '')}{{{labels}}}"
+    copies = len(suspect.get("members") or [])
+    on = f" on {copies} series" if copies else ""  # one signal on sibling series
+    return f"#{suspect.get('rank')} {suspect.get('metric', '')}{{{labels}}}{on}"
 
 
 def incident_figure(

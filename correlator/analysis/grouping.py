@@ -1,0 +1,74 @@
+"""Copies of one signal on sibling series (a model's instances, a host's GPUs) as one suspect."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+# Label keys whose values name one of several copies of a subject. A group must still share
+# another label (its model, host or service), so different subjects never merge.
+MEMBER_KEYS = ("instance", "pod", "gpu", "device", "replica", "container", "cpu")
+
+
+def subject(name: str, labels: dict[str, str]) -> tuple | None:
+    """Return the group a series belongs to: its metric and labels less the copy's, or None."""
+    shared = tuple(sorted((k, v) for k, v in labels.items() if k not in MEMBER_KEYS))
+    if not shared or len(shared) == len(labels):
+        return None  # no subject left to share, or nothing names a copy
+    return (name, shared)
+
+
+def sibling_counts(names: list[str], labels: list[dict[str, str]]) -> dict[tuple, int]:
+    """Return how many series each group (metric and shared labels) has in all."""
+    counts: dict[tuple, int] = defaultdict(int)
+    for name, lbl in zip(names, labels, strict=True):
+        gid = subject(name, lbl)
+        if gid is not None:
+            counts[gid] += 1
+    return counts
+
+
+def _copies(members: list[dict], total: int) -> str:
+    """Return what the copies are, plural: "instances", "gpus" or "series"."""
+    common = [k for k in MEMBER_KEYS if all(k in m["labels"] for m in members)]
+    noun = common[0] if common else "series"
+    return noun if total == 1 or noun == "series" else f"{noun}s"
+
+
+def group_series(suspects: list[dict], totals: dict[tuple, int]) -> list[dict]:
+    """Merge series suspects that are one signal on sibling series, strongest first.
+
+    ``suspects`` are best first; a group takes its strongest member's place, figures and
+    evidence, holds only the shared labels and lists every member under ``members``.
+    """
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    order: list[tuple] = []
+    for s in suspects:
+        gid = subject(s["metric"], s.get("labels") or {}) if s.get("kind") == "series" else None
+        gid = gid or ("single", id(s))
+        if gid not in groups:
+            order.append(gid)
+        groups[gid].append(s)
+    out = []
+    for gid in order:
+        members = groups[gid]
+        if len(members) == 1:
+            out.append(members[0])
+            continue
+        shared = dict(gid[1])
+        total = max(totals.get(gid, 0), len(members))
+        head = dict(members[0], labels=shared)
+        head["members"] = [
+            {
+                "labels": {k: v for k, v in m["labels"].items() if k not in shared},
+                "score": round(float(m["score"]), 4),
+                "onset": m.get("onset"),
+                "lead_seconds": m.get("lead_seconds"),
+                "z": m.get("z"),
+            }
+            for m in members
+        ]
+        head["evidence"] = (
+            f"{head['evidence']}; moved on {len(members)} of {total} {_copies(members, total)}"
+        )
+        out.append(head)
+    return out

@@ -1,0 +1,103 @@
+"""The ranking's known failure classes on real microservice data, each as a small seeded case."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from correlator.analysis import analyze
+from correlator.bundle import Bundle
+from tests.analysis.conftest import make_series
+
+T0, STEP = 1_700_000_000.0, 5.0
+SERVICES = ("front", "cart", "pay", "ship", "mail")
+
+
+def _case(n: int, breach: int, edit, *, seed: int = 0, baseline: bool = False) -> Bundle:
+    """Return services with CPU, memory, network and latency; ``edit`` injects the story."""
+    rng = np.random.default_rng(seed)
+    ts = T0 + STEP * np.arange(n)
+    rows = {}
+    for i, svc in enumerate(SERVICES):
+        rows[("cpu_usage_cores", svc)] = 0.3 + 0.1 * i + rng.normal(0, 0.02, n)
+        rows[("memory_usage_bytes", svc)] = (200 + 20 * i + rng.normal(0, 2, n)) * 2**20
+        rows[("network_receive_bytes_per_second", svc)] = 2e6 + rng.normal(0, 1e5, n)
+        rows[("latency_p99_seconds", svc)] = 0.05 + rng.normal(0, 0.002, n)
+    front = rows[("latency_p99_seconds", "front")]
+    front[breach:] += 0.5
+    edit(rows, rng)
+    series = [make_series(name, {"service": svc}, ts, v) for (name, svc), v in rows.items()]
+    base = None
+    if baseline:  # the same services in a normal hour, a day earlier
+        brng = np.random.default_rng(seed + 1)
+        bts = ts - 86_400
+        base = []
+        for (name, svc), v in rows.items():
+            level = float(np.median(v[: max(breach // 3, 10)]))
+            if name == "cpu_usage_cores":
+                level = 0.3 + 0.1 * SERVICES.index(svc)
+            noise = 0.02 if "cpu" in name else abs(level) * 0.01 + 1e-3
+            base.append(make_series(name, {"service": svc}, bts, level + brng.normal(0, noise, n)))
+    sla = {
+        "name": "front p99",
+        "metric": "latency_p99_seconds",
+        "labels": {"service": "front"},
+        "aggregate": "max",
+        "op": ">",
+        "threshold": 0.3,
+        "for_seconds": 10,
+    }
+    return Bundle(series=series, changes=[], topology={}, sla=sla, baseline=base)
+
+
+def _top(bundle: Bundle, k: int = 1) -> list[tuple[str, str]]:
+    out = analyze(bundle)
+    return [(s.get("metric"), (s.get("labels") or {}).get("service")) for s in out["suspects"][:k]]
+
+
+def test_a_negligible_move_on_a_series_flat_at_zero_does_not_outrank_a_saturation():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        rows[("cpu_usage_cores", "pay")][breach - 24 :] = 0.95 + rng.normal(
+            0, 0.02, n - breach + 24
+        )
+        flat = np.zeros(n)
+        flat[breach - 20 :] = 1.5e-6  # a container that idles at zero cores
+        rows[("cpu_usage_cores", "idle")] = flat
+        quiet = np.zeros(n)
+        quiet[breach - 20 :] = 36e3  # 36 kB/s on a link that carried nothing
+        rows[("network_receive_bytes_per_second", "idle")] = quiet
+
+    assert _top(_case(n, breach, edit)) == [("cpu_usage_cores", "pay")]
+
+
+def test_an_onset_after_the_breach_does_not_outrank_one_before_it():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        rows[("latency_p99_seconds", "cart")][breach - 6 :] += 0.08  # 30 s before
+        rows[("cpu_usage_cores", "ship")][breach + 7 :] += 1.5  # 35 s after: a symptom
+
+    assert _top(_case(n, breach, edit)) == [("latency_p99_seconds", "cart")]
+
+
+def test_a_slow_memory_ramp_begun_inside_the_reference_is_found_first():
+    n, breach = 1440, 1300
+
+    def edit(rows, rng):
+        # A leak climbing for 58 min to the breach: its first half is in the reference window.
+        ramp = np.clip((np.arange(n) - (breach - 700)) / 700, 0, None)
+        rows[("memory_usage_bytes", "pay")] += ramp * 0.3 * 2**30
+        rows[("cpu_usage_cores", "ship")][breach - 12 :] += 0.12  # a small co-occurring bump
+
+    assert _top(_case(n, breach, edit)) == [("memory_usage_bytes", "pay")]
+
+
+def test_a_difference_from_the_baseline_present_from_the_window_start_counts():
+    n, breach = 360, 300
+
+    def edit(rows, rng):
+        rows[("cpu_usage_cores", "pay")][:] = 0.98 + rng.normal(0, 0.01, n)  # stuck all along
+        rows[("latency_p99_seconds", "mail")][breach - 30 :] += 0.01  # a small move inside
+
+    assert _top(_case(n, breach, edit, baseline=True)) == [("cpu_usage_cores", "pay")]
