@@ -21,6 +21,8 @@ class SuspectLine:
     owner: str
     lead_seconds: float | None
     score: float | None
+    person: str | None = None  # who to ask: the change's author, the owning team's on-call
+    next_step: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,10 @@ def _suspects(incident: dict) -> list[SuspectLine]:
                 owner=str(s.get("owner") or "?"),
                 lead_seconds=s.get("lead_seconds"),
                 score=s.get("score"),
+                person=str(s["person"])[:200] if s.get("person") else None,
+                next_step=" ".join(str(s["next_step"]).split())[:300]
+                if s.get("next_step")
+                else None,
             )
         )
     return out

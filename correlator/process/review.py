@@ -104,6 +104,8 @@ def render_review(inc: dict) -> str:
     for team in ("algo", "infra"):
         who = oncall.get(team)
         lines.append(f"- On call ({team}): {md(who['person']) if who else 'nobody'}")
+    if inc.get("runbook"):
+        lines.append(f"- Runbook: {md(inc['runbook'])}")
     lines += ["", "## Timeline", "", "| time (UTC) | event |", "| --- | --- |"]
     for when, text in _timeline(inc):
         lines.append(f"| {_t(when)} | {text} |")
@@ -116,6 +118,7 @@ def render_review(inc: dict) -> str:
             f"{s.get('rank')}. **{role}**: {_name(s)} (score {s.get('score')}, owner "
             f"{md(s.get('owner'))}, lead {s.get('lead_seconds')} s). "
             f"Evidence: {md(s.get('evidence', ''))}"
+            + (f" Next step: {md(s['next_step'])}." if s.get("next_step") else "")
         )
     lines += ["", "## Chain (input -> model -> output -> downstream)", ""]
     for seg in inc.get("chain") or []:

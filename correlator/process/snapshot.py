@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 
 from correlator.analysis import AnalysisError, SlaMatchError, analyze
 from correlator.analysis.render import when
+from correlator.process.advice import advise, runbook
 from correlator.process.chain import build_chain
 from correlator.process.history import latest_breach
 from correlator.promsource.reader import PromSourceError
@@ -123,7 +124,10 @@ def build_snapshot(
         log.warning("analysis of %r failed: %s", sla_name, exc)
         result = {"suspects": [], "scope": None}
         snap["analysis_error"] = str(exc)
-    snap["suspects"] = result.get("suspects") or []
+    snap["suspects"] = advise(
+        result.get("suspects") or [], changes=changes, oncall=snap["oncall"], model=sla_model(sla)
+    )
+    snap["runbook"] = runbook(sla)
     snap["scope"] = result.get("scope")
     snap["breach_end"] = result.get("breach_end")
     snap["chain"] = build_chain(snap["suspects"], sla=sla, topology=topology)

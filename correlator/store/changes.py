@@ -51,6 +51,8 @@ def _apply(row: Change, fields: dict) -> None:
             setattr(row, key, fields[key] if fields[key] is not None or key in COLUMNS else "")
     if "labels" in fields:
         row.labels = fields["labels"] or {}
+    if fields.get("extra"):  # outside facts (a deploy's pipeline link), merged
+        row.extra = {**(row.extra or {}), **fields["extra"]}
     for key in ("ts", "planned_ts"):
         if key in fields:
             setattr(row, key, _ms(fields[key]))

@@ -51,6 +51,7 @@ def incident_dict(row: Incident, notes: list[IncidentNote]) -> dict:
         "chain": snap.get("chain") or [],
         "oncall": snap.get("oncall") or {"algo": None, "infra": None},
         "analysis_error": snap.get("analysis_error"),
+        "runbook": snap.get("runbook"),
         "notes": [note_dict(n) for n in notes],
     }
 

@@ -115,6 +115,21 @@ def _figure(context: Context, incident: dict, sla: dict):
     )
 
 
+def _runbook(incident: dict) -> list:
+    """Return the SLA runbook's link for the header, when its document names one."""
+    url = str(incident.get("runbook") or "")
+    if not url.startswith(("https://", "http://")):
+        return []
+    return [" · ", html.A("runbook", href=url, target="_blank", rel="noopener noreferrer")]
+
+
+def _next_step(suspect: dict) -> str:
+    """Return what to try first about a suspect, and whom to ask."""
+    step = suspect.get("next_step") or ""
+    person = suspect.get("person")
+    return f"{step} (ask {person})" if step and person else step
+
+
 def _suspects_table(incident: dict) -> html.Div:
     rows = [
         [
@@ -126,10 +141,21 @@ def _suspects_table(incident: dict) -> html.Div:
             f"{s.get('lead_seconds', '')} s",
             s.get("owner", ""),
             s.get("evidence", ""),
+            _next_step(s),
         ]
         for s in incident.get("suspects", [])
     ]
-    headers = ["rank", "kind", "suspect", "score", "onset", "lead", "owner", "evidence"]
+    headers = [
+        "rank",
+        "kind",
+        "suspect",
+        "score",
+        "onset",
+        "lead",
+        "owner",
+        "evidence",
+        "next step",
+    ]
     parts = [table(headers, rows[:SHOWN])]
     if len(rows) > SHOWN:
         more = f"{len(rows) - SHOWN} more suspects"
@@ -232,6 +258,7 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
                         "open the joint board at the breach",
                         href=_board_link(context, incident, sla) if sla else "#",
                     ),
+                    *_runbook(incident),
                 ]
             ),
             html.Div(

@@ -96,3 +96,17 @@ def test_alertmanager_alert_fields():
     assert all(isinstance(v, str) for v in body[0]["annotations"].values())
     resolved = alertmanager.render(_message("resolved", resolved_at=T0 + 600))
     assert resolved["endsAt"] == "2024-12-02T09:35:00.000Z"
+
+
+def test_the_message_says_what_to_try_first_and_whom_to_ask():
+    inc = sample_incident()
+    inc["suspects"][1] |= {"next_step": "roll back model:click_rank_v3 3.3.0", "person": "ana"}
+    opened = markdown(
+        build_message(inc, "opened", sla=SLA, public_url="https://c.example", now=T0 + 60)
+    )
+    assert "change chg-17 [owner algo, 10 min before]" in opened
+    assert "Next: roll back model:click_rank_v3 3.3.0 (ask ana)." in opened
+    resolved = markdown(
+        build_message(inc, "resolved", sla=SLA, public_url="https://c.example", now=T0 + 60)
+    )
+    assert "Next:" not in resolved

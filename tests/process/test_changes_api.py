@@ -89,8 +89,11 @@ def test_deploy_webhook_is_idempotent_by_id(client, anon):
     assert got["kind"] == "deploy" and got["target"] == "model:click_rank_v3"
     assert got["labels"] == {"model": "click_rank_v3", "version": "3.3.0"}
     assert got["rollout_stage"] == "canary" and got["unplanned"] is True
-    again = client.post("/api/v1/hooks/deploy", json=body | {"stage": "full"})
+    assert got["pipeline"] == "gitlab#4411" and "url" not in got
+    run = "https://ci.example/run/4411"
+    again = client.post("/api/v1/hooks/deploy", json=body | {"stage": "full", "url": run})
     assert again.json()["id"] == "gl-4411" and again.json()["rollout_stage"] == "full"
+    assert again.json()["url"] == run and again.json()["pipeline"] == "gitlab#4411"
     assert len(client.get("/api/v1/changes").json()) == 1
     assert client.post("/api/v1/hooks/deploy", json={"model": "m"}).status_code == 422
     assert anon.post("/api/v1/hooks/deploy", json=body).status_code == 401

@@ -78,6 +78,7 @@ def test_evaluating_a_past_threshold_breach_opens_it_and_alerts_when_asked(engin
         outbox = c.get("/api/v1/alerts/outbox").json()
     assert abs(inc["breach_start"] - direct["breach_start"]) <= 2 * direct["grid_step"]
     assert _suspect(inc["suspects"][0]) == _suspect(direct["suspects"][0])
+    assert all(s["next_step"] and "person" in s for s in inc["suspects"][:5])
     rows = outbox["data"] if isinstance(outbox, dict) else outbox
     assert [r["status"] for r in rows] == ["pending"]  # no age limit: sent as usual
 

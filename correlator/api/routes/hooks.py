@@ -67,5 +67,7 @@ async def deploy_hook(body: DeployHook, engine: EngineDep, token: WriterDep) -> 
         "canary_percent": body.canary_percent,
         "version": body.version,
         "author": who(body.author, token),
+        # The run that deployed it: where a rollback starts.
+        "extra": {k: v for k, v in (("url", body.url), ("pipeline", body.pipeline)) if v},
     }
     return await write(engine, upsert_hook_change, change=change, now=t)
