@@ -11,6 +11,7 @@ import os
 import re
 import socket
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 ENV_PREFIX = "CAUSELINE_AGENT_"
@@ -110,7 +111,7 @@ def read_file(path: str) -> dict:
 
 
 def load_config(
-    *, file: str | None = None, env: dict[str, str] | None = None, overrides: dict | None = None
+    *, file: str | None = None, env: Mapping[str, str] | None = None, overrides: dict | None = None
 ) -> AgentConfig:
     """Merge defaults, the file, the environment and explicit overrides."""
     config = AgentConfig()

@@ -97,7 +97,8 @@ def diff_fingerprints(a: dict, b: dict) -> list[Difference]:
     Lists of plain values (CPU flags) are compared as sets: each item present
     on one side only is one difference at ``path`` (e.g. ``cpu.flags``).
     """
-    fa, fb = {}, {}
+    fa: dict[str, object] = {}
+    fb: dict[str, object] = {}
     _flatten(a, "", fa)
     _flatten(b, "", fb)
     out: list[Difference] = []
@@ -124,7 +125,8 @@ def fingerprint_hash(fingerprint: dict) -> str:
 
 
 def _cpu(cpuinfo_path: str) -> dict:
-    model, flags = platform.processor() or platform.machine(), set()
+    model = platform.processor() or platform.machine()
+    flags: set[str] = set()
     try:
         with open(cpuinfo_path) as fh:
             for line in fh:
@@ -159,9 +161,10 @@ def _os_release(path: str) -> str | None:
 def _gpu(nvml) -> dict:
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
         except ImportError:
             return {"available": False, "reason": "nvidia-ml-py not installed"}
+        nvml = pynvml
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as exc:

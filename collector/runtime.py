@@ -68,7 +68,7 @@ def build_sources(config: AgentConfig, *, for_print: bool = False) -> list[Sourc
 def _logs(config: AgentConfig, host: str) -> list[Source]:
     from collector.sources.logtail import LogTailSource
 
-    out = []
+    out: list[Source] = []
     for i, spec in enumerate(config.logs):
         if "path" not in spec or "model" not in spec:
             raise ConfigError(f"logs[{i}]: needs 'path' and 'model'")
@@ -89,7 +89,7 @@ def _logs(config: AgentConfig, host: str) -> list[Source]:
 def _scrapes(config: AgentConfig, host: str) -> list[Source]:
     from collector.sources.scrape import ScrapeSource
 
-    out = []
+    out: list[Source] = []
     for i, spec in enumerate(config.scrape):
         if "url" not in spec or "flavor" not in spec:
             raise ConfigError(f"scrape[{i}]: needs 'url' and 'flavor'")

@@ -22,6 +22,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeGuard, cast
 
 MAX_SERIES_PER_BATCH = 10_000
 MAX_SAMPLES_PER_BATCH = 1_000_000
@@ -172,14 +173,20 @@ def _in_float_range(v: int | float) -> bool:
     return type(v) is float or -MAX_NUMBER <= v <= MAX_NUMBER
 
 
-def _timestamp_ok(t: object) -> bool:
+def _timestamp_ok(t: object) -> TypeGuard[int | float]:
     """Return True for unix seconds: a finite number in [0, MAX_TIMESTAMP)."""
-    return type(t) in _NUMBER and _in_float_range(t) and math.isfinite(t) and 0 <= t < MAX_TIMESTAMP
+    if type(t) not in _NUMBER:
+        return False
+    n = cast("int | float", t)
+    return _in_float_range(n) and math.isfinite(n) and 0 <= n < MAX_TIMESTAMP
 
 
 def _timestamps(obj: object, path: str) -> list[float]:
-    in_range = type(obj) is list and _all_finite_numbers(obj)
-    if in_range and (not obj or (min(obj) >= 0 and max(obj) < MAX_TIMESTAMP)):
+    if (
+        type(obj) is list
+        and _all_finite_numbers(obj)
+        and (not obj or (min(obj) >= 0 and max(obj) < MAX_TIMESTAMP))
+    ):
         return obj
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of unix seconds")
@@ -283,15 +290,20 @@ def parse_batch(
         raise BatchError("series", "must be an array")
     if len(raw_series) > max_series:
         raise BatchError("series", f"{len(raw_series)} series exceed the limit of {max_series}")
-    limits = {"max_labels": max_labels, "max_label_value": max_label_value}
-    series = [parse_series(s, f"series[{i}]", **limits) for i, s in enumerate(raw_series)]
+    series = [
+        parse_series(s, f"series[{i}]", max_labels=max_labels, max_label_value=max_label_value)
+        for i, s in enumerate(raw_series)
+    ]
     total = sum(len(s.timestamps) for s in series)
     if total > max_samples:
         raise BatchError("series", f"{total} samples exceed the limit of {max_samples}")
     raw_events = obj.get("events", [])
     if not isinstance(raw_events, list):
         raise BatchError("events", "must be an array")
-    events = [parse_event(e, f"events[{i}]", **limits) for i, e in enumerate(raw_events)]
+    events = [
+        parse_event(e, f"events[{i}]", max_labels=max_labels, max_label_value=max_label_value)
+        for i, e in enumerate(raw_events)
+    ]
     batch_id = obj.get("batch_id")
     if batch_id is not None and not isinstance(batch_id, str):
         raise BatchError("batch_id", "must be a string")

@@ -10,6 +10,7 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 import orjson
@@ -107,7 +108,7 @@ def _read_bytes(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     return inflate(raw, path, max_bytes) if path.suffix == ".gz" else raw
 
 
-def _parse_json(raw: bytes, path: Path):
+def _parse_json(raw: bytes, path: Path | str):
     # Millions of small lists make the cyclic GC run over and over; none of them are cycles.
     was_enabled = gc.isenabled()
     gc.disable()
@@ -185,6 +186,14 @@ def load_matrix(raw: bytes, path: Path | str) -> list[Series]:
     for item, arr in zip(result, arrays, strict=True):
         item["values"] = arr
     return parse_matrix(doc, path)
+
+
+@overload
+def _find(folder: Path, stem: str, required: Literal[True]) -> Path: ...
+
+
+@overload
+def _find(folder: Path, stem: str, required: bool) -> Path | None: ...
 
 
 def _find(folder: Path, stem: str, required: bool) -> Path | None:
@@ -292,8 +301,12 @@ def _check_name(value: object, path: Path | str, where: str) -> None:
 
 
 def _check_seconds(value: object, path: Path | str, where: str) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or not 0 <= value < MAX_TS:
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or not 0 <= value < MAX_TS
+    ):
         raise BundleError(path, f"{where}: must be unix seconds in [0, 1e11), got {value!r:.80}")
 
 
@@ -388,7 +401,7 @@ def read_bundle(folder: Path | str, *, max_bytes: int = MAX_FILE_BYTES) -> Bundl
 
 def matrix_document(series: list[Series]) -> dict:
     """Return the Prometheus ``query_range`` response form of series."""
-    result = []
+    result: list[dict[str, object]] = []
     for s in series:
         values = [
             [round(float(t), 3), format_value(float(v))]
@@ -437,9 +450,9 @@ def write_bundle(folder: Path | str, bundle: Bundle) -> Path:
         "topology.json": lambda: orjson.dumps(bundle.topology, option=opts),
         "sla.json": lambda: orjson.dumps(bundle.sla, option=opts),
     }
-    if bundle.baseline:
+    if baseline := bundle.baseline:
         files["baseline.json.gz"] = lambda: gzip.compress(
-            orjson.dumps(matrix_document(bundle.baseline)), compresslevel=6
+            orjson.dumps(matrix_document(baseline)), compresslevel=6
         )
     _refuse_links(folder, list(files))
     try:

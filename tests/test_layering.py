@@ -69,3 +69,25 @@ def test_agent_install_runs_without_the_server_stack():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_store_imports_no_api_process_alerts_or_prometheus_source():
+    for path in _files("correlator/store"):
+        for name in _imports(path):
+            assert not name.startswith(
+                (
+                    "correlator.api",
+                    "correlator.process",
+                    "correlator.alerts",
+                    "correlator.promsource",
+                    "correlator.analysis",
+                )
+            ), f"{path}: imports {name}"
+
+
+def test_dashboard_talks_to_the_service_over_http_only():
+    for path in _files("dashboard"):
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top not in ("correlator", "causeline", "collector"), f"{path}: imports {name}"
+            assert top not in ("sqlalchemy", "psycopg", "alembic"), f"{path}: imports {name}"

@@ -58,7 +58,9 @@ class GpuSource:
         wallclock: Callable[[], float] = time.time,
     ):
         if nvml is None:
-            import pynvml as nvml
+            import pynvml
+
+            nvml = pynvml
         self._nvml = nvml
         self._host = host
         self._wallclock = wallclock

@@ -22,7 +22,9 @@ class HostSource:
 
     def __init__(self, psutil=None, *, host: str, clock: Callable[[], float] = time.monotonic):
         if psutil is None:
-            import psutil
+            import psutil as psutil_module
+
+            psutil = psutil_module
         self._ps = psutil
         self._labels = {"host": host}
         self._clock = clock

@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from typing import BinaryIO
 
 from collector.reading import Reading
 from collector.requests import Request, RequestStats
@@ -50,7 +51,7 @@ class LogTailSource:
         self._stats = RequestStats(labels)
         self._monotonic = monotonic
         self._window_start = monotonic()
-        self._fh = None
+        self._fh: BinaryIO | None = None
         self._inode: int | None = None
         self._partial = b""
         self.bad_lines = 0
@@ -69,10 +70,11 @@ class LogTailSource:
         except FileNotFoundError:
             return
         self._open()
+        # _fh is None here only if the file vanished since the stat (then seek raises, as before)
         if state and state.get("inode") == st.st_ino and state.get("offset", 0) <= st.st_size:
-            self._fh.seek(state["offset"])
+            self._fh.seek(state["offset"])  # type: ignore[union-attr]
         elif not state:
-            self._fh.seek(0, os.SEEK_END)  # first start: only new requests
+            self._fh.seek(0, os.SEEK_END)  # type: ignore[union-attr]  # first start: only new requests
 
     def _open(self) -> bool:
         try:
@@ -90,6 +92,7 @@ class LogTailSource:
         lines: list[bytes] = []
         if self._fh is None and not self._open():
             return lines
+        assert self._fh is not None  # set above; _open() only ever replaces it with a file
         while True:
             try:
                 st = os.stat(self.path)
@@ -109,6 +112,7 @@ class LogTailSource:
             return lines
 
     def _chunk(self) -> list[bytes]:
+        assert self._fh is not None  # only called by _read_lines, after it opened the file
         data = self._partial + self._fh.read(MAX_READ_BYTES)
         if not data:
             return []

@@ -9,6 +9,7 @@ scrape yields only gauges.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import cast
 
 from collector.buckets import INPUT_LENGTH_BOUNDS, le_text
 from collector.counters import CounterDeltas
@@ -98,9 +99,9 @@ class TritonMapper(Mapper):
             out.add("model_queue_length", pending, labels)
         for name, row_labels, value in rows:
             if name == "nv_inference_request_summary_us" and value == value:
-                metric = PERCENTILE_NAMES.get(row_labels.get("quantile", ""))
-                if metric:
-                    out.add(metric, value / 1000.0, labels)
+                quantile_metric = PERCENTILE_NAMES.get(row_labels.get("quantile", ""))
+                if quantile_metric:
+                    out.add(quantile_metric, value / 1000.0, labels)
 
 
 class VllmMapper(Mapper):
@@ -109,7 +110,8 @@ class VllmMapper(Mapper):
     model_label = "model_name"
 
     def _buckets(self, key, rows, name: str, *, delta: bool) -> list[tuple[float, float]]:
-        out, complete = [], True
+        out: list[tuple[float, float | None]] = []
+        complete = True
         for n, row_labels, value in rows:
             if n == f"{name}_bucket":
                 le = float(row_labels["le"])
@@ -119,7 +121,8 @@ class VllmMapper(Mapper):
                     out.append((le, inc))
                 else:
                     out.append((le, value))
-        return out if complete else []
+        # complete: no increase was None
+        return cast(list[tuple[float, float]], out) if complete else []
 
     def map_model(self, key, rows, labels, seconds, out: Reading) -> None:
         """Add QPS, queue, running batch, latency percentiles and prompt lengths."""

@@ -44,7 +44,8 @@ class CheckTarget:
         model = kw.pop("model", None) or card.get("name") or card.get("model")
         if example is None:
             raise ValueError(f"model card of {model!r} has no example_input")
-        return cls(model=model, url=url, request=example, output_schema=schema, **kw)
+        # model is None for a card without name/model and no model given; passed on as before
+        return cls(model=model, url=url, request=example, output_schema=schema, **kw)  # type: ignore[arg-type]
 
 
 class SyntheticCheckSource:

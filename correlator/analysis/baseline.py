@@ -21,8 +21,10 @@ def reference(baseline, cfg: Config) -> tuple[dict | None, dict | None]:
     )
     ref = onset.reference(bsig.matrix, rel_floor=cfg.band_rel_floor, abs_floor=cfg.abs_floor)
     ref = onset.widen_to_band(ref, bsig.matrix, q=cfg.band_q, off=cfg.off_z)
+    lower = ref.lower
+    assert lower is not None  # widen_to_band always sets the lower spread
     stats = {
-        bsig.key(i): (ref.median[i], ref.scale[i], ref.count[i], ref.lower[i])
+        bsig.key(i): (ref.median[i], ref.scale[i], ref.count[i], lower[i])
         for i in range(len(bsig.names))
     }
     dists = {bsig.key(i): r for i, r in bsig.ref_counts.items()}

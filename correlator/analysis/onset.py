@@ -108,7 +108,9 @@ def smooth(z: np.ndarray, width: int = 3) -> np.ndarray:
         return np.nanmedian(stack, axis=0)
 
 
-def detect(z: np.ndarray, *, lo: int, active: tuple[int, int], off: float) -> Anomalies:
+def detect(
+    z: np.ndarray, *, lo: int | np.ndarray, active: tuple[int, int], off: float
+) -> Anomalies:
     """Find each series' strongest excursion in the active window and walk back to its onset.
 
     The onset is the first point after the last one (not before ``lo``) where the smoothed

@@ -108,14 +108,14 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     # A slow ramp that began inside the reference hides there: measure it from before it.
     ramping = ~on_baseline & ~is_drift & (anomalies.strength >= cfg.off_z)
     moved, starts = _ramp_starts(sig.matrix, anomalies, ramping, b=b, ref_end=ref_end, cfg=cfg)
-    lo = np.full(len(sig.names), lo)
+    lo_rows = np.full(len(sig.names), lo)
     if moved.size:
         ramps.reference_before(ref, sig.matrix, moved, starts, cfg)
         _floor(ref, floors, is_drift, drift_floor, cfg)
         # The point before the ramp may be the last normal one, so its start is a seen onset.
-        lo[moved] = np.minimum(lo[moved], np.maximum(starts - 1, 0))
+        lo_rows[moved] = np.minimum(lo_rows[moved], np.maximum(starts - 1, 0))
         zs = onset.smooth(onset.robust_z(sig.matrix, ref), smooth_width)
-        anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z)
+        anomalies = onset.detect(zs, lo=lo_rows, active=active, off=cfg.off_z)
     onset_t = grid.times[anomalies.onset]
     lead = found.start - onset_t
 
@@ -141,7 +141,7 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident. Against
     # a separately recorded baseline, though, a difference already there is the anomaly.
-    censored = anomalies.onset <= lo
+    censored = anomalies.onset <= lo_rows
     extra *= np.where(censored, np.where(on_baseline, cfg.standing, cfg.censored), 1.0)
     up = node_rules.callers(bundle.topology or {})
     traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
@@ -162,7 +162,7 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     )
     score = base * (1 - cfg.explained * weight)
     reach_cache: dict = {}
-    upstream = []
+    upstream: list[set[str]] = []
     for i in range(len(sig.names)):
         pnode = place.primary[i]
         if base[i] <= 0 or pnode is None:

@@ -53,7 +53,9 @@ class Placement:
 
 def place(labels_nodes: list[list[str]], dist: dict[str, int], graph: Topology) -> Placement:
     """Place signals on the graph: known nodes, subject node in scope, its distance."""
-    nodes, primary, distance = [], [], np.full(len(labels_nodes), -1)
+    nodes: list[list[str]] = []
+    primary: list[str | None] = []
+    distance = np.full(len(labels_nodes), -1)
     for i, names in enumerate(labels_nodes):
         known = [n for n in names if n in graph.nodes]
         nodes.append(known)

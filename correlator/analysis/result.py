@@ -9,7 +9,11 @@ import numpy as np
 
 from correlator.analysis import drift, evidence, grouping, histogram
 from correlator.analysis.breach import Breach
+from correlator.analysis.changes import ChangeScore
 from correlator.analysis.config import Config
+from correlator.analysis.onset import Anomalies, Reference
+from correlator.analysis.ranking import Placement
+from correlator.analysis.signals import Signals
 from correlator.analysis.timeline import Grid, align
 from correlator.analysis.topology import Topology
 from correlator.bundle import Bundle
@@ -24,13 +28,13 @@ class Context:
     breach: Breach
     config: Config
     graph: Topology
-    signals: object = None
-    anomalies: object = None
+    signals: Signals | None = None
+    anomalies: Anomalies | None = None
     score: np.ndarray | None = None
     who: np.ndarray | None = None
-    changes: list = field(default_factory=list)
-    ref: object = None
-    place: object = None
+    changes: list[ChangeScore] = field(default_factory=list)
+    ref: Reference | None = None
+    place: Placement | None = None
     agg: np.ndarray | None = None
     sla_rows: list[int] = field(default_factory=list)
     lead: np.ndarray | None = None
@@ -47,6 +51,7 @@ def scope(ctx: Context) -> dict:
     if len(rows) < 2:
         return {"kind": "global", "series": len(rows)}
     m = align(rows, ctx.grid)
+    assert ctx.breach.start is not None  # only asked once a breach was found
     b = int(np.clip(ctx.grid.index(ctx.breach.start), 0, ctx.grid.size - 1))
     post = max(1, math.ceil(ctx.config.post_s / ctx.grid.step))
     with np.errstate(all="ignore"):
@@ -67,10 +72,13 @@ def scope(ctx: Context) -> dict:
 
 
 def _series_suspect(ctx: Context, i: int) -> dict:
-    sig, a, cfg = ctx.signals, ctx.anomalies, ctx.config
+    sig, a, cfg, place = ctx.signals, ctx.anomalies, ctx.config, ctx.place
+    # Only asked for scored rows, and the pipeline sets these along with the score.
+    assert sig is not None and a is not None and place is not None and ctx.ref is not None
+    assert ctx.score is not None and ctx.onset_t is not None and ctx.lead is not None
     name, labels = sig.names[i], sig.labels[i]
     onset_t, lead = float(ctx.onset_t[i]), float(ctx.lead[i])
-    owner = evidence.owner_of(name, ctx.graph.owner(ctx.place.nodes[i]))
+    owner = evidence.owner_of(name, ctx.graph.owner(place.nodes[i]))
     extra: dict = {"z": round(float(a.direction[i] * a.strength[i]), 2)}
     j = int(ctx.who[i]) if ctx.who is not None else -1
     follows = evidence.describe(sig.names[j], sig.labels[j]) if j >= 0 else None
@@ -111,7 +119,7 @@ def _series_suspect(ctx: Context, i: int) -> dict:
             explained_by=follows,
             rate=sig.kinds[i] == "rate",
         )
-    node = ctx.place.primary[i]
+    node = place.primary[i]
     return {
         "kind": "series",
         "metric": name,
@@ -126,10 +134,11 @@ def _series_suspect(ctx: Context, i: int) -> dict:
     }
 
 
-def _change_suspect(ctx: Context, c) -> dict:
+def _change_suspect(ctx: Context, c: ChangeScore) -> dict:
     sig = ctx.signals
     confirmed = None
     if c.confirmed_by >= 0:
+        assert sig is not None  # a confirming row is a signal row
         confirmed = evidence.describe(sig.names[c.confirmed_by], sig.labels[c.confirmed_by])
     ts = float(c.change["ts"])
     return {
@@ -148,28 +157,30 @@ def _change_suspect(ctx: Context, c) -> dict:
 def build_result(ctx: Context) -> dict:
     """Return the output document: the breach, its scope and the ranked suspects."""
     sla = ctx.bundle.sla
-    out = {
+    suspects: list[dict] = []
+    out: dict[str, object] = {
         "sla": sla.get("name"),
         "breach_start": _int(ctx.breach.start),
         "breach_end": _int(ctx.breach.end),
         "breach_given": ctx.breach.given,
         "grid_step": ctx.grid.step,
-        "suspects": [],
+        "suspects": suspects,
     }
     if ctx.breach.start is None:
         out["note"] = "the SLA was not breached in the data"
         return out
     out["scope"] = scope(ctx)
-    items = []
+    items: list[dict] = []
     if ctx.score is not None:
         # More rows than listed: copies on sibling series fold into one suspect.
         order = np.argsort(-ctx.score, kind="stable")[: ctx.config.top * 3]
         found = [_series_suspect(ctx, int(i)) for i in order if ctx.score[i] > 0]
+        assert ctx.signals is not None  # set along with the score
         totals = grouping.sibling_counts(ctx.signals.names, ctx.signals.labels)
         items += grouping.group_series(found, totals)
     items += [_change_suspect(ctx, c) for c in ctx.changes if c.score > 0.005]
     items.sort(key=lambda s: -s["score"])
     for rank, s in enumerate(items[: ctx.config.top], start=1):
         s["score"] = round(min(max(s["score"], 0.0), 1.0), 4)
-        out["suspects"].append({"rank": rank, **s})
+        suspects.append({"rank": rank, **s})
     return out
