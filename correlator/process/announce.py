@@ -5,14 +5,11 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from correlator.alerts.outbox import enqueue_incident_event
-from correlator.settings import ServiceSettings
 from correlator.store.incidents import get_incident, resolve_incident, set_snapshot
 from correlator.store.windows import MetricSource
 
 
-def _announce(
-    conn: Connection, incident_id: int, event: str, settings: ServiceSettings, now: float, source
-) -> None:
+def _announce(conn: Connection, incident_id: int, event: str, settings, now: float, source) -> None:
     incident = get_incident(conn=conn, incident_id=incident_id)
     if incident is not None:
         enqueue_incident_event(
@@ -26,7 +23,7 @@ def snapshot_and_announce(
     incident_id: int,
     snapshot: dict,
     now: float,
-    settings: ServiceSettings,
+    settings,
     event: str,
     source: MetricSource | None = None,
 ) -> None:
@@ -41,7 +38,7 @@ def resolve_and_announce(
     incident_id: int,
     now: float,
     by: str,
-    settings: ServiceSettings,
+    settings,
     breach_end: float | None = None,
     source: MetricSource | None = None,
 ) -> bool:

@@ -18,7 +18,6 @@ from correlator.analysis.render import when
 from correlator.process.announce import resolve_and_announce, snapshot_and_announce
 from correlator.process.live import sla_state
 from correlator.process.snapshot import build_snapshot
-from correlator.settings import ServiceSettings
 from correlator.store.catalog import list_slas
 from correlator.store.engine import write_transaction
 from correlator.store.incidents import (
@@ -70,7 +69,7 @@ class _Pass:
     now: float
     holder: str
     report: dict
-    settings: ServiceSettings  # the alert routes the incidents' messages go to
+    settings: object  # ServiceSettings: the alert routes the incidents' messages go to
     source: MetricSource | None = None
 
 
@@ -197,7 +196,7 @@ def evaluate_once(
     holder: str,
     now: float | None = None,
     lease_seconds: float = 90.0,
-    settings: ServiceSettings,
+    settings,
     source: MetricSource | None = None,
 ) -> dict:
     """Check every SLA once if this process holds the lease; return what changed."""
@@ -257,7 +256,7 @@ async def run_evaluator(
     interval: float,
     lease_seconds: float,
     holder: str | None = None,
-    settings: ServiceSettings,
+    settings,
     source: MetricSource | None = None,
 ) -> None:
     """Evaluate every ``interval`` seconds until cancelled."""
