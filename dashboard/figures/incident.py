@@ -29,8 +29,12 @@ def incident_figure(
     breach: tuple[float, float],
     window: tuple[float, float],
     units: list[str] | None = None,
+    changes: list[dict] | None = None,
 ) -> go.Figure:
-    """Return stacked rows: the SLA series, then each suspect with its onset marked."""
+    """Return stacked rows: the SLA series, then each suspect with its onset marked.
+
+    Suspect ``changes`` are drawn as dashed lines across every row at their time.
+    """
     rows = 1 + len(suspects)
     fig = go.Figure()
     gap = 0.04
@@ -112,6 +116,30 @@ def incident_figure(
                     "label": {"text": "onset", "textposition": "end", "font": {"size": 10}},
                 }
             )
+    for change in changes or []:
+        if change.get("onset") is None:
+            continue
+        at = change["onset"] * 1000.0
+        shapes.append(
+            {
+                "type": "line",
+                "name": "change",
+                "xref": "x",
+                "x0": at,
+                "x1": at,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#ea580c", "dash": "dash", "width": 1.5},
+                "label": {
+                    "text": plot_text(suspect_label(change)),
+                    "textposition": "end",
+                    "textangle": 0,
+                    "xanchor": "left",
+                    "font": {"size": 10, "color": "#ea580c"},
+                },
+            }
+        )
     shapes.append(breach_shape(breach[0], breach[1]))
     fig.update_layout(
         **layout,

@@ -214,7 +214,7 @@ def view_url(state: dict, instances, hosts, gpus, refresh, *, services=(), panel
     return "?" + urlencode(query, doseq=True)
 
 
-def _status(state: dict, data) -> list:
+def _status(state: dict, data, context: Context) -> list:
     parts = [
         f"{fmt(state['start'])} → {fmt(state['end'])} · {len(data.changes)} changes · "
         f"{len(data.breaches)} SLA breaches · {len(data.panels)} panels · "
@@ -222,7 +222,9 @@ def _status(state: dict, data) -> list:
         "drag on a panel to zoom, double-click to reset"
     ]
     if data.incident:
-        parts.append(f" · suspects of incident #{data.incident.get('id')}")
+        number = int(data.incident["id"])
+        link = html.A(f"incident #{number}", href=context.path(f"/incidents/{number}"))
+        parts += [" · suspects of ", link]
     return parts
 
 
@@ -276,7 +278,7 @@ def render_board(context: Context, state: dict, choice: dict) -> tuple:
         panels=choice["panels"],
     )
     style = {} if data.panels else {"display": "none"}
-    return fig, url, _status(state, data), _notes(data, view, state, context), style
+    return fig, url, _status(state, data, context), _notes(data, view, state, context), style
 
 
 def register(app: dash.Dash, context: Context) -> None:

@@ -85,16 +85,19 @@ def _board_link(context: Context, incident: dict, sla: dict) -> str:
     return context.path("/board") + "?" + urlencode(board_query(incident, sla))
 
 
-def distinct_metrics(suspects: list[dict]) -> list[dict]:
-    """Return the best-ranked series suspect of each metric, in rank order."""
-    seen: set[str] = set()
-    out = []
-    for suspect in suspects:
-        metric = suspect.get("metric")
-        if suspect.get("kind") == "series" and metric and metric not in seen:
-            seen.add(metric)
-            out.append(suspect)
-    return out
+def drawn_suspects(suspects: list[dict], top: int = MAX_DRAWN) -> tuple[list[dict], list[dict]]:
+    """Return the top suspects to draw: series (one row per metric and labels), and changes."""
+    seen: set[tuple] = set()
+    rows, changes = [], []
+    for suspect in suspects[:top]:
+        if suspect.get("kind") == "change":
+            changes.append(suspect)
+            continue
+        key = (suspect.get("metric"), tuple(sorted((suspect.get("labels") or {}).items())))
+        if suspect.get("metric") and key not in seen:
+            seen.add(key)
+            rows.append(suspect)
+    return rows, changes
 
 
 def _figure(context: Context, incident: dict, sla: dict):
@@ -104,14 +107,21 @@ def _figure(context: Context, incident: dict, sla: dict):
     sla_series, sla_unit = _series_for(context, sla["metric"], sla.get("labels") or {}, window)
     sla_series = [s for s in sla_series if sla_matches(sla, s)]
     drawn, units = [], [sla_unit]
-    for suspect in distinct_metrics(incident.get("suspects", []))[:MAX_DRAWN]:
+    rows, changes = drawn_suspects(incident.get("suspects", []))
+    for suspect in rows:
         labels = suspect.get("labels") or {}
         series, unit = _series_for(context, suspect["metric"], labels, window)
         drawn.append((suspect, series))
         units.append(unit)
     breach = (incident["breach_start"], incident.get("breach_end") or end)
     return incident_figure(
-        sla=sla, sla_series=sla_series, suspects=drawn, breach=breach, window=window, units=units
+        sla=sla,
+        sla_series=sla_series,
+        suspects=drawn,
+        breach=breach,
+        window=window,
+        units=units,
+        changes=changes,
     )
 
 

@@ -207,3 +207,42 @@ def test_open_an_incident_and_add_a_note(demo_site, browser, artifacts):
         lambda d: "not capacity" in d.find_element(By.ID, "incident-notes").text
     )
     assert "Note added by" in browser.find_element(By.ID, "incident-note-msg").text
+
+
+INCIDENT_DRAWN = """
+const gd = document.querySelector('#incident-graph .js-plotly-plot');
+if (!gd || !gd._fullLayout) return null;
+return {
+  rows: (gd.layout.annotations || []).map(a => a.text),
+  changes: (gd.layout.shapes || []).filter(s => s.name === 'change').map(s => s.label.text),
+};
+"""
+
+
+def test_the_top_suspect_is_drawn_and_board_and_incident_link_each_other(demo_site, browser):
+    import httpx
+
+    base, demo, token = demo_site
+    if demo.get("incident") is None:
+        pytest.skip("the service opened no incident for the demo breach")
+    number = demo["incident"]
+    incident = httpx.get(
+        f"{base}/api/v1/incidents/{number}",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    ).json()
+    top = incident["suspects"][0]
+    browser.get(f"{base}/incidents/{number}")
+    drawn = _wait(browser, INCIDENT_DRAWN)
+    if top["kind"] == "change":
+        assert any(text.startswith(f"#1 change {top['id']}") for text in drawn["changes"]), drawn
+    else:
+        assert any(text.startswith(f"<b>#1 {top['metric']}") for text in drawn["rows"]), drawn
+    board = browser.find_element(By.LINK_TEXT, "open the joint board at the breach")
+    board.click()
+    _wait(browser, GRAPH_READY)
+    link = WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: d.find_element(By.LINK_TEXT, f"incident #{number}")
+    )
+    assert link.get_attribute("href").endswith(f"/incidents/{number}")
+    assert not _severe(browser)

@@ -129,6 +129,22 @@ def test_incident_figure_marks_onset_and_breach():
     assert {t["yaxis"] for t in fig["data"]} == {"y", "y2"}
 
 
+def test_incident_figure_draws_a_suspect_change_across_the_rows():
+    sla = {"name": "p99", "metric": "lat", "threshold": 50}
+    change = {"rank": 1, "kind": "change", "id": "chg-17", "onset": T0 + 20}
+    fig = incident_figure(
+        sla=sla,
+        sla_series=[_series("lat", {}, [1, 2])],
+        suspects=[],
+        breach=(T0 + 15, T0 + 30),
+        window=(T0, T0 + 60),
+        changes=[change],
+    ).to_dict()
+    (marker,) = [s for s in fig["layout"]["shapes"] if s.get("name") == "change"]
+    assert marker["x0"] == marker["x1"] == (T0 + 20) * 1000.0
+    assert marker["yref"] == "paper" and "#1 change chg-17" in marker["label"]["text"]
+
+
 def test_calendar_shows_planned_hollow_and_done_filled():
     changes = [
         {"id": "a", "ts": T0, "kind": "deploy", "target": "model:m"},

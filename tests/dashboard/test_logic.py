@@ -94,13 +94,17 @@ def test_capacity_inputs_must_be_numbers():
     assert body == {"peak_qps": 400.0, "gpu": "T4"} and errors == {"redundancy": "must be a number"}
 
 
-def test_incident_draws_one_suspect_per_metric():
-    from dashboard.pages.incidents import distinct_metrics
+def test_incident_draws_the_top_five_with_changes_as_markers():
+    from dashboard.pages.incidents import drawn_suspects
 
     suspects = [
         {"rank": 1, "kind": "change", "id": "c"},
-        {"rank": 2, "kind": "series", "metric": "q", "labels": {"instance": "a"}},
-        {"rank": 3, "kind": "series", "metric": "q", "labels": {"instance": "b"}},
-        {"rank": 4, "kind": "series", "metric": "len_bucket", "labels": {}},
+        {"rank": 2, "kind": "series", "metric": "q", "labels": {"model": "m"}},
+        {"rank": 3, "kind": "series", "metric": "q", "labels": {"model": "m"}},
+        {"rank": 4, "kind": "series", "metric": "q", "labels": {"model": "other"}},
+        {"rank": 5, "kind": "series", "metric": "len_bucket", "labels": {}},
+        {"rank": 6, "kind": "series", "metric": "sixth", "labels": {}},
     ]
-    assert [s["rank"] for s in distinct_metrics(suspects)] == [2, 4]
+    rows, changes = drawn_suspects(suspects)
+    assert [s["rank"] for s in rows] == [2, 4, 5]
+    assert [s["rank"] for s in changes] == [1]
