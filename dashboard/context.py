@@ -32,3 +32,15 @@ class Context:
             user_header=self.settings.user_header,
             has_token=self.client.has_token,
         )
+
+
+def serving(fallback: Context) -> Context:
+    """Return the context of the app serving this request, else ``fallback``.
+
+    Dash keeps one page registry per process, so a page's layout registered by one app is
+    also what another app in the same process renders; each app keeps its own context in
+    its Flask config, and a layout asks for the one of the request it answers.
+    """
+    if flask.has_app_context():
+        return flask.current_app.config.get("causeline_context", fallback)
+    return fallback

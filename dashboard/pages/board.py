@@ -11,7 +11,7 @@ from dash.exceptions import PreventUpdate
 from dashboard import ids, urlquery
 from dashboard.board_data import BoardView, load_board
 from dashboard.client import ApiError
-from dashboard.context import Context
+from dashboard.context import Context, serving
 from dashboard.figures.board import board_figure
 from dashboard.pages import own_panels
 from dashboard.panels import model_scope, models_of
@@ -288,7 +288,7 @@ def register(app: dash.Dash, context: Context) -> None:
         path="/board",
         name="Board",
         title="causeline · board",
-        layout=lambda **q: layout(context, **q),
+        layout=lambda **q: layout(serving(context), **q),
         order=0,
     )
     dash.register_page(
@@ -296,7 +296,7 @@ def register(app: dash.Dash, context: Context) -> None:
         path="/",
         name="Board",
         title="causeline · board",
-        layout=lambda **q: layout(context, **q),
+        layout=lambda **q: layout(serving(context), **q),
         order=1,
     )
 

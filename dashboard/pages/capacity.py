@@ -7,7 +7,7 @@ from dash import Input, Output, State, dcc, html
 
 from dashboard import ids
 from dashboard.client import ApiError
-from dashboard.context import Context
+from dashboard.context import Context, serving
 from dashboard.tables import error_box
 
 INPUTS = (
@@ -71,7 +71,7 @@ def register(app: dash.Dash, context: Context) -> None:
         path="/capacity",
         name="Capacity",
         title="causeline · capacity",
-        layout=lambda **q: layout(context, **q),
+        layout=lambda **q: layout(serving(context), **q),
     )
 
     @app.callback(

@@ -10,7 +10,7 @@ from dash import ALL, Input, Output, State, dcc, html, no_update
 from dashboard import ids
 from dashboard.changeform import FIELDS, KINDS, OWNERS, STAGES, change_body
 from dashboard.client import ApiError
-from dashboard.context import Context
+from dashboard.context import Context, serving
 from dashboard.figures.calendar import calendar_figure, when
 from dashboard.tables import error_box, table, write_button
 from dashboard.timeparse import fmt
@@ -116,7 +116,7 @@ def register(app: dash.Dash, context: Context) -> None:
         path="/changes",
         name="Change calendar",
         title="causeline · changes",
-        layout=lambda **q: layout(context, **q),
+        layout=lambda **q: layout(serving(context), **q),
     )
 
     @app.callback(

@@ -9,7 +9,7 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.client import ApiError, Series, segment
-from dashboard.context import Context
+from dashboard.context import Context, serving
 from dashboard.figures.histogram import drift_series
 from dashboard.figures.incident import incident_figure, suspect_label
 from dashboard.figures.sla import sla_matches
@@ -316,14 +316,14 @@ def register(app: dash.Dash, context: Context) -> None:
         path="/incidents",
         name="Incidents",
         title="causeline · incidents",
-        layout=lambda **q: list_layout(context, **q),
+        layout=lambda **q: list_layout(serving(context), **q),
     )
     dash.register_page(
         "incident",
         path_template="/incidents/<incident_id>",
         name="Incident",
         title="causeline · incident",
-        layout=lambda **q: detail_layout(context, **q),
+        layout=lambda **q: detail_layout(serving(context), **q),
     )
 
     @app.callback(

@@ -9,7 +9,7 @@ from dash import Input, Output, dcc, html
 
 from dashboard import ids, urlquery
 from dashboard.client import ApiError
-from dashboard.context import Context
+from dashboard.context import Context, serving
 from dashboard.tables import error_box, table
 from dashboard.units import unit_of
 
@@ -97,7 +97,7 @@ def register(app: dash.Dash, context: Context) -> None:
         path="/metrics-browser",
         name="Metrics",
         title="causeline · metrics",
-        layout=lambda **q: layout(context, **q),
+        layout=lambda **q: layout(serving(context), **q),
     )
 
     @app.callback(

@@ -9,7 +9,7 @@ from dash import Input, Output, dcc, html
 
 from dashboard import ids, urlquery
 from dashboard.client import ApiError, segment
-from dashboard.context import Context
+from dashboard.context import Context, serving
 from dashboard.envdiff import env_diff
 from dashboard.tables import error_box, table
 from dashboard.timeparse import fmt
@@ -111,7 +111,7 @@ def register(app: dash.Dash, context: Context) -> None:
         path="/models",
         name="Models",
         title="causeline · models",
-        layout=lambda **q: layout(context, **q),
+        layout=lambda **q: layout(serving(context), **q),
     )
 
     @app.callback(Output(ids.MODELS_DETAIL, "children"), Input(ids.MODELS_PICK, "value"))

@@ -122,3 +122,16 @@ def test_up_and_demo_are_commands():
     assert up.func is run_up and up.port == 9000 and up.host == "0.0.0.0"
     demo = parser.parse_args(["demo", "--database-url", "sqlite:///x.db"])
     assert demo.func is run_demo and demo.hours == 6.0
+
+
+def test_each_app_renders_its_pages_with_its_own_context():
+    """Dash's page registry is process-wide: a later app must not take over earlier pages."""
+    import dash
+
+    writer, _ = _app()  # loopback with a token: writes allowed
+    reader, _ = _app(bind_host="0.0.0.0", read_auth="open")  # registered last: read-only
+    layout = next(p["layout"] for p in dash.page_registry.values() if p["path"] == "/changes")
+    with writer.server.test_request_context("/changes"):
+        assert not any(b.disabled for b in _buttons(layout()))
+    with reader.server.test_request_context("/changes"):
+        assert all(b.disabled for b in _buttons(layout()))
