@@ -11,7 +11,7 @@ from dashboard import ids
 from dashboard.client import ApiClient
 from dashboard.context import Context
 from dashboard.gate import install_gate, reader_token
-from dashboard.pages import board, capacity, changes, incidents, metrics, models
+from dashboard.pages import board, capacity, changes, incidents, metrics, models, oncall, slas
 from dashboard.settings import DashboardSettings
 
 NAV = [
@@ -19,6 +19,8 @@ NAV = [
     ("Incidents", "/incidents"),
     ("Change calendar", "/changes"),
     ("Models", "/models"),
+    ("SLAs", "/slas"),
+    ("On call", "/oncall"),
     ("Metrics", "/metrics-browser"),
     ("Capacity", "/capacity"),
 ]
@@ -85,7 +87,7 @@ def create_dashboard(
         suppress_callback_exceptions=True,
     )
     context = Context(client, settings, prefix)
-    for page in (board, incidents, changes, models, metrics, capacity):
+    for page in (board, incidents, changes, models, slas, oncall, metrics, capacity):
         page.register(app, context)
     board.register_filters(app, context)
     app.layout = lambda: _shell(app, context)

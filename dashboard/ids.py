@@ -76,3 +76,27 @@ CAPACITY_RESULT = "capacity-result"
 def field(prefix: str, name: str) -> str:
     """Return the id of a form field."""
     return f"{prefix}-{name}"
+
+
+# On call
+ONCALL_LISTING = "oncall-listing"
+ONCALL_TEAM = "oncall-team"
+ONCALL_MODEL = "oncall-model"
+ONCALL_PERSON = "oncall-person"
+ONCALL_CONTACT = "oncall-contact"
+ONCALL_START = "oncall-start"
+ONCALL_END = "oncall-end"
+ONCALL_REASON = "oncall-reason"
+ONCALL_SUBMIT = "oncall-submit"
+ONCALL_MSG = "oncall-msg"
+ONCALL_VIEW = "oncall-view"
+
+# SLAs
+SLAS_LISTING = "slas-listing"
+SLAS_PICK = "slas-pick"
+SLAS_THRESHOLD = "slas-threshold"
+SLAS_FOR = "slas-for"
+SLAS_SEVERITY = "slas-severity"
+SLAS_DOC = "slas-doc"
+SLAS_SAVE = "slas-save"
+SLAS_MSG = "slas-msg"

@@ -72,7 +72,7 @@ def _open_board(browser, base, demo, **extra):
 def test_every_page_loads_without_console_errors(demo_site, browser):
     base, demo, _token = demo_site
     browser.get_log("browser")
-    pages = ["/", "/board", "/incidents", "/changes", "/models", "/capacity"]
+    pages = ["/", "/board", "/incidents", "/changes", "/models", "/slas", "/oncall", "/capacity"]
     if demo.get("incident") is not None:
         pages.append(f"/incidents/{demo['incident']}")
     for path in pages:

@@ -1,0 +1,181 @@
+"""On call: who holds each team now, the rotations and overrides, and a form to cover a shift."""
+
+from __future__ import annotations
+
+import time
+
+import dash
+from dash import Input, Output, State, dcc, html, no_update
+
+from dashboard import ids, urlquery
+from dashboard.client import ApiError
+from dashboard.context import Context, serving
+from dashboard.tables import error_box, table, write_button
+from dashboard.timeparse import fmt, parse_when
+
+TEAMS = ("algo", "infra")
+FIELDS = ("team", "model", "person", "contact", "start", "end", "reason")
+
+
+def _now_rows(context: Context, model: str) -> list[list]:
+    who = context.client.get("/api/v1/oncall", model=model or None)
+    rows = []
+    for team in TEAMS:
+        p = who.get(team) or {}
+        source = p.get("source", "")
+        if source == "rotation":
+            source = f"rotation {p.get('rotation', '')}"
+        rows.append(
+            [team, p.get("person", "nobody"), p.get("contact", ""), source, fmt(p.get("until"))]
+        )
+    return rows
+
+
+def _rotation_row(r: dict) -> list:
+    members = ", ".join(m.get("name", "") if isinstance(m, dict) else str(m) for m in r["members"])
+    return [
+        r.get("name"),
+        r.get("team"),
+        r.get("model") or "every model",
+        members,
+        fmt(r.get("start")),
+        f"{r.get('period_days', 7):g} d",
+    ]
+
+
+def _override_row(o: dict) -> list:
+    return [
+        o.get("team"),
+        o.get("model") or "every model",
+        o.get("person"),
+        o.get("contact", ""),
+        fmt(o.get("start")),
+        fmt(o.get("end")),
+        o.get("reason", ""),
+    ]
+
+
+def _listing(context: Context, model: str) -> list:
+    try:
+        now_rows = _now_rows(context, model)
+        rotations = context.client.get("/api/v1/oncall/rotations")
+        overrides = context.client.get("/api/v1/oncall/overrides")
+    except ApiError as exc:
+        return [error_box(f"On-call data not available: {exc.message}")]
+    recent = [o for o in overrides if (o.get("end") or 0) >= time.time() - 7 * 86400]
+    return [
+        html.H3(f"On call now{f' for {model}' if model else ''}"),
+        table(["team", "person", "contact", "from", "until"], now_rows, id_="oncall-now"),
+        html.H3("Rotations"),
+        table(
+            ["name", "team", "model", "members (in turn)", "from", "period"],
+            [_rotation_row(r) for r in rotations],
+            id_="oncall-rotations",
+        )
+        if rotations
+        else html.P("No rotation yet: POST /api/v1/oncall/rotations.", className="empty"),
+        html.H3("Overrides (the last 7 days and ahead)"),
+        table(
+            ["team", "model", "person", "contact", "from", "until", "reason"],
+            [_override_row(o) for o in sorted(recent, key=lambda o: o["start"], reverse=True)],
+            id_="oncall-overrides",
+        ),
+    ]
+
+
+def _field(name: str, label: str, control) -> html.Label:
+    return html.Label([label, control], className="form-field", id=f"oncall-field-{name}")
+
+
+def layout(context: Context, **query) -> html.Div:
+    """Return the on-call page, for the URL's ``model`` (every model when absent)."""
+    model = (urlquery.one(query, "model") or "")[:200]
+    access = context.access()
+    text = {"type": "text", "debounce": False}
+    form = [
+        _field("team", "team *", dcc.Dropdown(id=ids.ONCALL_TEAM, options=list(TEAMS))),
+        _field("model", "model (blank: every model)", dcc.Input(id=ids.ONCALL_MODEL, **text)),
+        _field("person", "person *", dcc.Input(id=ids.ONCALL_PERSON, **text)),
+        _field("contact", "contact", dcc.Input(id=ids.ONCALL_CONTACT, **text)),
+        _field("start", "from (blank: now)", dcc.Input(id=ids.ONCALL_START, **text)),
+        _field("end", "until * (2024-12-03T08:00Z)", dcc.Input(id=ids.ONCALL_END, **text)),
+        _field("reason", "reason", dcc.Input(id=ids.ONCALL_REASON, **text)),
+    ]
+    return html.Div(
+        [
+            html.H2("On call"),
+            html.Div(_listing(context, model), id=ids.ONCALL_LISTING),
+            html.H3("Cover a shift"),
+            html.P(
+                "An override puts a person on call in place of the rotation until the time given.",
+                className="small",
+            ),
+            html.Div(form, className="form"),
+            write_button("Add override", ids.ONCALL_SUBMIT, access.can_write),
+            html.Span(id=ids.ONCALL_MSG, className="msg"),
+            dcc.Store(id=ids.ONCALL_VIEW, data=model),
+        ]
+    )
+
+
+def override_body(values: dict, now: float) -> tuple[dict, dict[str, str]]:
+    """Return the override to post from the form's values, and the errors by field."""
+    errors: dict[str, str] = {}
+    body = {k: (values.get(k) or "").strip() for k in FIELDS}
+    if body["team"] not in TEAMS:
+        errors["team"] = "pick algo or infra"
+    if not body["person"]:
+        errors["person"] = "who covers the shift"
+    start = parse_when(body["start"]) if body["start"] else now
+    end = parse_when(body["end"])
+    if start is None:
+        errors["start"] = "unix seconds or ISO 8601, e.g. 2024-12-03T08:00Z"
+    if end is None:
+        errors["end"] = "unix seconds or ISO 8601, e.g. 2024-12-03T20:00Z"
+    elif start is not None and end <= start:
+        errors["end"] = "must be after the start"
+    body["start"], body["end"] = start, end
+    return body, errors
+
+
+def register(app: dash.Dash, context: Context) -> None:
+    """Add the on-call page and its callback."""
+    dash.register_page(
+        "oncall",
+        path="/oncall",
+        name="On call",
+        title="causeline · on call",
+        layout=lambda **q: layout(serving(context), **q),
+    )
+
+    @app.callback(
+        Output(ids.ONCALL_MSG, "children"),
+        Output(ids.ONCALL_LISTING, "children"),
+        Input(ids.ONCALL_SUBMIT, "n_clicks"),
+        State(ids.ONCALL_TEAM, "value"),
+        State(ids.ONCALL_MODEL, "value"),
+        State(ids.ONCALL_PERSON, "value"),
+        State(ids.ONCALL_CONTACT, "value"),
+        State(ids.ONCALL_START, "value"),
+        State(ids.ONCALL_END, "value"),
+        State(ids.ONCALL_REASON, "value"),
+        State(ids.ONCALL_VIEW, "data"),
+        prevent_initial_call=True,
+    )
+    def add(_clicks, *args):
+        *values, view = args
+        access = context.access()
+        if not access.can_write:
+            return f"Read-only: {access.read_only_reason}", no_update
+        body, errors = override_body(dict(zip(FIELDS, values, strict=True)), time.time())
+        if errors:
+            return "Please fix: " + "; ".join(f"{k}: {v}" for k, v in errors.items()), no_update
+        try:
+            context.client.post("/api/v1/oncall/overrides", body, author=access.user)
+        except ApiError as exc:
+            fields = "; ".join(f"{k}: {v}" for k, v in exc.fields.items())
+            return fields or exc.message, no_update
+        until = fmt(body["end"])
+        return f"{body['person']} is on call for {body['team']} until {until}.", _listing(
+            context, view or ""
+        )
