@@ -167,6 +167,7 @@ def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> 
     changes = [
         c for c in client.changes(view.start, view.end) if related(c, view.model, instances, hosts)
     ]
+    changes = mark_suspects(changes, incident)
     points = sum(s.ts.size for p in drawn for s in p.series)
     return BoardData(
         drawn,
@@ -179,6 +180,18 @@ def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> 
         notes,
         incident,
     )
+
+
+def mark_suspects(changes: list[dict], incident: dict | None, top: int = 5) -> list[dict]:
+    """Return the changes with ``suspect_rank`` on those among the incident's top suspects."""
+    ranks = {
+        s.get("id"): s.get("rank")
+        for s in ((incident or {}).get("suspects") or [])[:top]
+        if s.get("kind") == "change"
+    }
+    return [
+        c | {"suspect_rank": ranks[c.get("id")]} if c.get("id") in ranks else c for c in changes
+    ]
 
 
 def _declared(incidents, mine, names, view: BoardView) -> list[tuple[float, float]]:

@@ -18,6 +18,7 @@ OWNER_COLOURS = {"algo": "#7c3aed", "infra": "#0f766e"}
 BREACH_FILL = "rgba(220, 38, 38, 0.13)"
 PANEL_HEIGHT = 150
 LEGEND_ROW = 22  # pixels per legend row
+DRIFT_FLOOR = 0.3  # PSI: the drift axis shows at least up to past the 0.25 critical level
 LEGEND_PER_ROW = 6
 GAP = 0.012
 
@@ -102,6 +103,14 @@ def change_hover(change: dict) -> str:
     return f"<b>{kind}</b>{flag} {ident}<br>{summary}<br>{target} · {plot_text(who)}"
 
 
+def _suspect_label(change: dict) -> dict:
+    """Return the label of a change the incident ranks as a suspect ('#1 suspect')."""
+    if not change.get("suspect_rank"):
+        return {}
+    text = f"#{int(change['suspect_rank'])} suspect: {plot_text(change.get('id', ''))}"
+    return {"label": {"text": text, "textposition": "end", "font": {"size": 10}}}
+
+
 def board_figure(
     panels: list[PanelData],
     *,
@@ -169,7 +178,7 @@ def board_figure(
                     meta={"role": "changes"},
                 )
             )
-        for value, label in thresholds.get(data.panel.key, []):
+        for value, _label in thresholds.get(data.panel.key, []):
             shapes.append(
                 {
                     "type": "line",
@@ -181,14 +190,9 @@ def board_figure(
                     "y0": value,
                     "y1": value,
                     "line": {"color": "#dc2626", "width": 1.2, "dash": "dot"},
-                    "label": {
-                        "text": plot_text(label),
-                        "textposition": "end",
-                        "font": {"size": 10},
-                    },
                 }
             )
-        layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = {
+        axis_layout = {
             "domain": list(domain),
             "anchor": "x",
             "title": {"text": plot_text(data.label), "font": {"size": 10}},
@@ -199,11 +203,18 @@ def board_figure(
             "gridcolor": "#eef0f3",
             "zeroline": False,
         }
+        if data.label == "PSI":  # drift: below the warning level is noise, kept flat
+            axis_layout["range"] = [0, max(DRIFT_FLOOR, ymax * 1.1)]
+        layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = axis_layout
+        marks = "".join(
+            f" <span style='color:#dc2626'>· {plot_text(label)}</span>"
+            for _value, label in thresholds.get(data.panel.key, [])
+        )
         board = plot_text(ROLE_NAMES.get(data.panel.board, data.panel.board.capitalize()))
         annotations.append(
             {
                 "text": f"<b>{plot_text(data.panel.title)}</b> "
-                f"<span style='color:#6b7280'>· {board}</span>",
+                f"<span style='color:#6b7280'>· {board}</span>{marks}",
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0,
@@ -229,10 +240,11 @@ def board_figure(
                 "y1": 1,
                 "line": {
                     "color": OWNER_COLOURS.get(change.get("owner"), "#6b7280"),
-                    "width": 1,
+                    "width": 2.5 if change.get("suspect_rank") else 1,
                     "dash": "dash",
                 },
                 "layer": "below",
+                **_suspect_label(change),
             }
         )
     shapes.extend(breach_shape(start, end) for start, end in breaches)

@@ -214,11 +214,17 @@ def view_url(state: dict, instances, hosts, gpus, refresh, *, services=(), panel
     return "?" + urlencode(query, doseq=True)
 
 
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """Return a count with its noun: '1 change', '3 changes', '1,200 points'."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 def _status(state: dict, data, context: Context) -> list:
     parts = [
-        f"{fmt(state['start'])} → {fmt(state['end'])} · {len(data.changes)} changes · "
-        f"{len(data.breaches)} SLA breaches · {len(data.panels)} panels · "
-        f"{data.points:,} points drawn (fetched in {data.seconds:.2f} s) · "
+        f"{fmt(state['start'])} → {fmt(state['end'])} · {counted(len(data.changes), 'change')} · "
+        f"{counted(len(data.breaches), 'SLA breach', 'SLA breaches')} · "
+        f"{counted(len(data.panels), 'panel')} · "
+        f"{counted(data.points, 'point')} drawn (fetched in {data.seconds:.2f} s) · "
         "drag on a panel to zoom, double-click to reset"
     ]
     if data.incident:

@@ -65,7 +65,7 @@ def _listing(context: Context, model: str) -> list:
     recent = [o for o in overrides if (o.get("end") or 0) >= time.time() - 7 * 86400]
     return [
         html.H3(f"On call now{f' for {model}' if model else ''}"),
-        table(["team", "person", "contact", "from", "until"], now_rows, id_="oncall-now"),
+        table(["team", "person", "contact", "via", "until"], now_rows, id_="oncall-now"),
         html.H3("Rotations"),
         table(
             ["name", "team", "model", "members (in turn)", "from", "period"],

@@ -29,7 +29,7 @@ def _listing(context: Context) -> tuple[list, list[str]]:
     except ApiError as exc:
         return [error_box(f"SLAs not available: {exc.message}")], []
     rows = [
-        [s.get("name"), objective(s), s.get("severity", ""), s.get("model") or ""] for s in slas
+        [s.get("name"), objective(s), s.get("severity") or "—", s.get("model") or "—"] for s in slas
     ]
     docs = [
         html.Details(

@@ -202,3 +202,41 @@ def test_incident_rows_stay_inside_the_figure(rows):
     )
     domains = [v["domain"] for k, v in fig.to_dict()["layout"].items() if k.startswith("yaxis")]
     assert len(domains) == rows and all(0 <= a < b <= 1 for a, b in domains)
+
+
+def test_board_is_legible_thresholds_off_the_data_suspects_marked_drift_flat():
+    suspect = {"id": "c1", "ts": T0 + 600, "kind": "deploy", "owner": "algo", "suspect_rank": 1}
+    other = {"id": "c2", "ts": T0 + 900, "kind": "config", "owner": "infra"}
+    fig = _board([suspect, other], thresholds={"latency": [(50.0, "SLA > 50")]}).to_dict()
+    shapes = {s.get("name"): s for s in fig["layout"]["shapes"]}
+    assert "label" not in shapes["threshold"]  # the threshold is named in the panel title
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert sum("SLA &gt; 50" in t or "SLA > 50" in t for t in titles) == 1
+    assert shapes["change:c1"]["line"]["width"] > shapes["change:c2"]["line"]["width"]
+    assert shapes["change:c1"]["label"]["text"] == "#1 suspect: c1"
+    assert "label" not in shapes["change:c2"]
+    drift = [i for i, p in enumerate(PANELS) if p.unit == "PSI"]
+    assert drift, "a drift panel exists"
+    axis = "yaxis" if drift[0] == 0 else f"yaxis{drift[0] + 1}"
+    assert fig["layout"][axis]["range"][1] >= 0.3  # tiny PSI noise stays flat
+
+
+def test_status_counts_read_as_words():
+    from dashboard.pages.board import counted
+
+    assert counted(1, "SLA breach", "SLA breaches") == "1 SLA breach"
+    assert counted(2, "SLA breach", "SLA breaches") == "2 SLA breaches"
+    assert counted(1200, "point") == "1,200 points" and counted(1, "change") == "1 change"
+
+
+def test_board_marks_the_incidents_suspect_changes():
+    from dashboard.board_data import mark_suspects
+
+    incident = {
+        "suspects": [{"kind": "series", "metric": "q"}, {"kind": "change", "id": "c2", "rank": 2}]
+    }
+    out = mark_suspects([{"id": "c1"}, {"id": "c2"}], incident)
+    assert out == [{"id": "c1"}, {"id": "c2", "suspect_rank": 2}]
+    assert mark_suspects([{"id": "c1"}], None) == [{"id": "c1"}]
+    late = {"suspects": [{"kind": "series"}] * 5 + [{"kind": "change", "id": "c1", "rank": 6}]}
+    assert mark_suspects([{"id": "c1"}], late) == [{"id": "c1"}]  # the top 5 only
