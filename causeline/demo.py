@@ -199,6 +199,26 @@ def demo_bundle(*, hours: float = 6.0, end: float | None = None, seed: int = 7) 
     )
 
 
+def demo_rotations(model: str, end: float) -> list[dict]:
+    """Return weekly algo and infra rotations of the demo model (demo people, labelled so)."""
+    start = end - 14 * 86400
+    people = {
+        "algo": [("li.wei (demo)", "@li.wei"), ("chen.yu (demo)", "@chen.yu")],
+        "infra": [("wang.fang (demo)", "@wang.fang"), ("sam.ops (demo)", "@sam.ops")],
+    }
+    return [
+        {
+            "name": f"[demo] {model} {team}",
+            "team": team,
+            "model": model,
+            "members": [{"name": name, "contact": contact} for name, contact in members],
+            "start": start,
+            "period_days": 7,
+        }
+        for team, members in people.items()
+    ]
+
+
 def demo_card() -> dict:
     """Return the demo model's card (all eight parts)."""
     return {

@@ -235,10 +235,10 @@ def load_demo(database_url: str, *, hours: float = 6.0, end: float | None = None
 
 
 def seed_demo_registry(base: str, token: str, demo: dict) -> None:
-    """Register the demo model, its card and two hosts' fingerprints (best effort)."""
+    """Register the demo model, its card, two hosts' fingerprints and on-call rotations."""
     import httpx
 
-    from causeline.demo import demo_card, demo_fingerprints
+    from causeline.demo import demo_card, demo_fingerprints, demo_rotations
 
     headers = {"Authorization": f"Bearer {token}"}
     model = demo["model"]
@@ -249,6 +249,7 @@ def seed_demo_registry(base: str, token: str, demo: dict) -> None:
             {"name": model, "owner": "algo", "description": "[DEMO] generated demo model"},
         ),
         ("PUT", f"/api/v1/models/{model}/versions/2.4.0/card", demo_card()),
+        *[("POST", "/api/v1/oncall/rotations", r) for r in demo_rotations(model, demo["end"])],
     ] + [("POST", "/api/v1/fingerprints", fp) for fp in demo_fingerprints(demo["end"])]
     with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
         for method, path, body in calls:

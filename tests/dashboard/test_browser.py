@@ -232,6 +232,9 @@ def test_the_top_suspect_is_drawn_and_board_and_incident_link_each_other(demo_si
         timeout=30,
     ).json()
     top = incident["suspects"][0]
+    # The demo seeds on-call rotations: the incident names people, and its suspects whom to ask.
+    assert all(incident["oncall"][team]["person"].endswith("(demo)") for team in ("algo", "infra"))
+    assert all(s.get("person") for s in incident["suspects"][:5])
     browser.get(f"{base}/incidents/{number}")
     drawn = _wait(browser, INCIDENT_DRAWN)
     if top["kind"] == "change":
