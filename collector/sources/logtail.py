@@ -69,12 +69,12 @@ class LogTailSource:
             st = os.stat(self.path)
         except FileNotFoundError:
             return
-        self._open()
-        # _fh is None here only if the file vanished since the stat (then seek raises, as before)
+        if not self._open() or self._fh is None:
+            return  # gone since the stat (rotated away): the next round opens the new file
         if state and state.get("inode") == st.st_ino and state.get("offset", 0) <= st.st_size:
-            self._fh.seek(state["offset"])  # type: ignore[union-attr]
+            self._fh.seek(state["offset"])
         elif not state:
-            self._fh.seek(0, os.SEEK_END)  # type: ignore[union-attr]  # first start: only new requests
+            self._fh.seek(0, os.SEEK_END)  # first start: only new requests
 
     def _open(self) -> bool:
         try:

@@ -42,10 +42,11 @@ class CheckTarget:
         example = card.get("example_input", (card.get("example") or {}).get("input"))
         schema = card.get("output_schema", (card.get("schema") or {}).get("output"))
         model = kw.pop("model", None) or card.get("name") or card.get("model")
+        if not model:
+            raise ValueError("the model card names no model: add 'name' to it or 'model' here")
         if example is None:
             raise ValueError(f"model card of {model!r} has no example_input")
-        # model is None for a card without name/model and no model given; passed on as before
-        return cls(model=model, url=url, request=example, output_schema=schema, **kw)  # type: ignore[arg-type]
+        return cls(model=model, url=url, request=example, output_schema=schema, **kw)
 
 
 class SyntheticCheckSource:

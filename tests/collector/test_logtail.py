@@ -112,3 +112,25 @@ def test_restart_resumes_from_the_saved_offset(tmp_path):
     second = LogTailSource(str(log), labels={"model": "m"}, state_file=state)
     assert _count(second.sample()) == 4  # neither re-read nor skipped
     second.close()
+
+
+def test_a_log_rotated_away_while_starting_is_read_from_the_next_round(tmp_path, monkeypatch):
+    import builtins
+
+    from collector.sources import logtail
+
+    log = tmp_path / "inference.log"
+    log.write_text(_line() * 2)
+    calls = []
+
+    def vanished_once(path, *args, **kwargs):  # gone between the stat and the open
+        calls.append(path)
+        if len(calls) == 1:
+            raise FileNotFoundError(path)
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(logtail, "open", vanished_once, raising=False)
+    source = LogTailSource(str(log), labels={"model": "m"})  # raised AttributeError before
+    _append(log, _line())
+    assert _count(source.sample()) == 3  # the file found next is read from its start
+    source.close()

@@ -113,6 +113,13 @@ def test_card_without_example_is_refused():
         CheckTarget.from_card({"name": "m"}, url="http://x")
 
 
+def test_card_without_a_model_name_is_refused_with_what_to_add():
+    with pytest.raises(ValueError, match="names no model: add 'name'"):
+        CheckTarget.from_card({"example_input": {"x": 1}}, url="http://x")
+    target = CheckTarget.from_card({"example_input": {"x": 1}}, url="http://x", model="m")
+    assert target.model == "m"
+
+
 @pytest.mark.parametrize(
     "instance,ok",
     [
