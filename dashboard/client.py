@@ -22,6 +22,10 @@ class ApiError(Exception):
         self.message = message
         self.fields = fields or {}
 
+    def explained(self) -> str:
+        """Return what to show next to a form: each field and its reason, else the message."""
+        return "; ".join(f"{k}: {v}" for k, v in self.fields.items()) or self.message
+
 
 @dataclass(slots=True)
 class Series:

@@ -118,9 +118,19 @@ def prometheus_settings(args: argparse.Namespace) -> dict:
 
 def metric_source(args: argparse.Namespace):
     """Return the Prometheus source the options (else CAUSELINE_PROMETHEUS_*) name, or None."""
+    return service_settings(args)[1]
+
+
+def service_settings(args: argparse.Namespace):
+    """Return the service settings (alert routes, Prometheus) a command runs with, and its source.
+
+    A command that changes incidents does so as the service does: its messages go to the same
+    routes (CAUSELINE_ALERT_ROUTES_*), its metrics come from the same place.
+    """
     from correlator.settings import ServiceSettings
 
-    return settings_source(ServiceSettings(**prometheus_settings(args)))
+    settings = ServiceSettings(**prometheus_settings(args))
+    return settings, settings_source(settings)
 
 
 def settings_source(settings):

@@ -10,8 +10,7 @@ from causeline.cli import CliError
 from causeline.commands.common import (
     add_prometheus_option,
     parse_time,
-    prometheus_settings,
-    settings_source,
+    service_settings,
     subparser,
 )
 from causeline.commands.process_common import (
@@ -151,24 +150,13 @@ def note_cmd(args) -> int:
     return 0
 
 
-def _service(args):
-    """Return the service settings (alert routes, Prometheus) and metric source of a command.
-
-    The CLI changes incidents as the service does: its messages go to the same routes.
-    """
-    from correlator.settings import ServiceSettings
-
-    settings = ServiceSettings(**prometheus_settings(args))
-    return settings, settings_source(settings)
-
-
 def resolve_cmd(args) -> int:
     """Resolve an incident and queue its resolved message, as the API does."""
     from correlator.process.announce import resolve_and_announce
     from correlator.store.incidents import add_note
 
     _get(args)
-    settings, source = _service(args)
+    settings, source = service_settings(args)
     t = time.time()
     try:
         with writing(args) as conn:
@@ -202,7 +190,7 @@ def evaluate_cmd(args) -> int:
     """Run one evaluation pass."""
     from correlator.process.evaluator import evaluate_once, holder_name
 
-    settings, source = _service(args)
+    settings, source = service_settings(args)
     engine = open_engine(args.database_url)
     try:
         report = evaluate_once(

@@ -83,22 +83,24 @@ def _what(suspect: dict) -> str:
     return f"{name}{{{tag}}}" if tag else str(name)
 
 
+def _one_line(text, limit: int) -> str:
+    """Return text on one line (runs of white space as one space), cut to ``limit``."""
+    return " ".join(str(text or "").split())[:limit]
+
+
 def _suspects(incident: dict) -> list[SuspectLine]:
     out = []
     for i, s in enumerate((incident.get("suspects") or [])[:3]):
-        evidence = " ".join(str(s.get("evidence") or "").split())
         out.append(
             SuspectLine(
                 rank=int(s.get("rank") or i + 1),
                 what=_what(s),
-                evidence=evidence[:300],
+                evidence=_one_line(s.get("evidence"), 300),
                 owner=str(s.get("owner") or "?"),
                 lead_seconds=s.get("lead_seconds"),
                 score=s.get("score"),
                 person=str(s["person"])[:200] if s.get("person") else None,
-                next_step=" ".join(str(s["next_step"]).split())[:300]
-                if s.get("next_step")
-                else None,
+                next_step=_one_line(s.get("next_step"), 300) or None,
             )
         )
     return out

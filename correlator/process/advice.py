@@ -18,8 +18,8 @@ def runbook(sla: dict) -> str | None:
 
 
 def _on_call(oncall: dict, team: str) -> str | None:
-    who = oncall.get(team) if team in ("algo", "infra") else None
-    return who.get("person") if isinstance(who, dict) and who.get("person") else None
+    who = oncall.get(team)  # algo or infra: a contact dict, or None when nobody is on call
+    return who.get("person") or None if isinstance(who, dict) else None
 
 
 def _where(labels: dict) -> str:

@@ -40,6 +40,23 @@ def breach_shape(start: float, end: float) -> dict:
     }
 
 
+def time_line(name: str, at: float, *, line: dict, yref: str = "paper", **more) -> dict:
+    """Return a vertical line shape at ``at`` (unix seconds) across ``yref``'s full height."""
+    x = at * 1000.0
+    return {
+        "type": "line",
+        "name": name,
+        "xref": "x",
+        "x0": x,
+        "x1": x,
+        "yref": yref,
+        "y0": 0,
+        "y1": 1,
+        "line": line,
+        **more,
+    }
+
+
 @dataclass(slots=True)
 class PanelData:
     """A panel, the (already downsampled) series to draw in it and their unit when rescaled."""
@@ -228,24 +245,14 @@ def board_figure(
     for change in changes:
         if change.get("ts") is None:
             continue
+        line = {
+            "color": OWNER_COLOURS.get(change.get("owner"), "#6b7280"),
+            "width": 2.5 if change.get("suspect_rank") else 1,
+            "dash": "dash",
+        }
+        name = f"change:{change.get('id', '')}"
         shapes.append(
-            {
-                "type": "line",
-                "name": f"change:{change.get('id', '')}",
-                "xref": "x",
-                "x0": change["ts"] * 1000.0,
-                "x1": change["ts"] * 1000.0,
-                "yref": "paper",
-                "y0": 0,
-                "y1": 1,
-                "line": {
-                    "color": OWNER_COLOURS.get(change.get("owner"), "#6b7280"),
-                    "width": 2.5 if change.get("suspect_rank") else 1,
-                    "dash": "dash",
-                },
-                "layer": "below",
-                **_suspect_label(change),
-            }
+            time_line(name, change["ts"], line=line, layer="below", **_suspect_label(change))
         )
     shapes.extend(breach_shape(start, end) for start, end in breaches)
     entries = len(legend_seen) + (1 if any(c.get("ts") is not None for c in changes) else 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from dashboard.client import Series
-from dashboard.figures.board import PALETTE, breach_shape
+from dashboard.figures.board import PALETTE, breach_shape, time_line
 from dashboard.figures.text import plot_text, template_text
 
 ROW_HEIGHT = 170
@@ -101,45 +101,28 @@ def incident_figure(
                 }
             )
         if i > 0 and suspects[i - 1][0].get("onset") is not None:
-            onset = suspects[i - 1][0]["onset"] * 1000.0
+            label = {"text": "onset", "textposition": "end", "font": {"size": 10}}
             shapes.append(
-                {
-                    "type": "line",
-                    "name": "onset",
-                    "xref": "x",
-                    "x0": onset,
-                    "x1": onset,
-                    "yref": f"{axis} domain",
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": "#7c3aed", "width": 2},
-                    "label": {"text": "onset", "textposition": "end", "font": {"size": 10}},
-                }
+                time_line(
+                    "onset",
+                    suspects[i - 1][0]["onset"],
+                    yref=f"{axis} domain",
+                    line={"color": "#7c3aed", "width": 2},
+                    label=label,
+                )
             )
     for change in changes or []:
         if change.get("onset") is None:
             continue
-        at = change["onset"] * 1000.0
-        shapes.append(
-            {
-                "type": "line",
-                "name": "change",
-                "xref": "x",
-                "x0": at,
-                "x1": at,
-                "yref": "paper",
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": "#ea580c", "dash": "dash", "width": 1.5},
-                "label": {
-                    "text": plot_text(suspect_label(change)),
-                    "textposition": "end",
-                    "textangle": 0,
-                    "xanchor": "left",
-                    "font": {"size": 10, "color": "#ea580c"},
-                },
-            }
-        )
+        label = {
+            "text": plot_text(suspect_label(change)),
+            "textposition": "end",
+            "textangle": 0,
+            "xanchor": "left",
+            "font": {"size": 10, "color": "#ea580c"},
+        }
+        line = {"color": "#ea580c", "dash": "dash", "width": 1.5}
+        shapes.append(time_line("change", change["onset"], line=line, label=label))
     shapes.append(breach_shape(breach[0], breach[1]))
     fig.update_layout(
         **layout,

@@ -173,8 +173,7 @@ def register(app: dash.Dash, context: Context) -> None:
         try:
             context.client.post("/api/v1/oncall/overrides", body, author=access.user)
         except ApiError as exc:
-            fields = "; ".join(f"{k}: {v}" for k, v in exc.fields.items())
-            return fields or exc.message, no_update
+            return exc.explained(), no_update
         until = fmt(body["end"])
         return f"{body['person']} is on call for {body['team']} until {until}.", _listing(
             context, view or ""

@@ -153,6 +153,5 @@ def register(app: dash.Dash, context: Context) -> None:
             body = edited(context.client.get(path), threshold, for_seconds, severity, document)
             context.client.put(path, body, author=access.user)
         except ApiError as exc:
-            fields = "; ".join(f"{k}: {v}" for k, v in exc.fields.items())
-            return fields or exc.message, no_update
+            return exc.explained(), no_update
         return f"Saved {name} as {access.user}.", _listing(context)[0]
