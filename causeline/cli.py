@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if not args.verbose:
-        logging.getLogger("alembic").setLevel(logging.WARNING)
+        for name in ("alembic", "httpx", "httpcore"):  # one line per request is debug output
+            logging.getLogger(name).setLevel(logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except CliError as exc:
@@ -73,6 +74,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        said = _database_error(exc, args)
+        if said is None:
+            raise
+        print(f"causeline {args.command}: error: {said}", file=sys.stderr)
+        return 2
+
+
+def _database_error(exc: Exception, args: argparse.Namespace) -> str | None:
+    """Return the one line for a database that cannot be opened, else None."""
+    from causeline.commands.common import database_unreachable
+
+    if "sqlalchemy" not in sys.modules:
+        return None
+    from correlator.store.engine import resolve_database_url
+
+    return database_unreachable(exc, resolve_database_url(getattr(args, "database_url", None)))
 
 
 if __name__ == "__main__":

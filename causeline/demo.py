@@ -112,6 +112,7 @@ def _changes(start: float, end: float, breach_start: float) -> list[dict]:
     return [
         {
             "id": "demo-chg-1",
+            "person": "sam.ops (demo)",
             "ts": start + 1800,
             "kind": "image",
             "target": f"model:{MODEL}",
@@ -121,6 +122,7 @@ def _changes(start: float, end: float, breach_start: float) -> list[dict]:
         },
         {
             "id": "demo-chg-2",
+            "person": "wang.fang (demo)",
             "ts": breach_start - 95 * 60,
             "kind": "infra",
             "target": "host:demo-gpu-node-2",
@@ -130,6 +132,7 @@ def _changes(start: float, end: float, breach_start: float) -> list[dict]:
         },
         {
             "id": "demo-chg-3",
+            "person": "li.wei (demo)",
             "ts": breach_start - 7 * 60,
             "kind": "feature",
             "target": f"model:{MODEL}",
@@ -139,6 +142,7 @@ def _changes(start: float, end: float, breach_start: float) -> list[dict]:
         },
         {
             "id": "demo-chg-4",
+            "person": "wang.fang (demo)",
             "ts": min(breach_start + 22 * 60, end - 60),
             "kind": "capacity",
             "target": f"model:{MODEL}",

@@ -47,7 +47,7 @@ def change_body(values: dict, *, partial: bool = False) -> tuple[dict, dict[str,
         if name in ("planned_ts", "ts"):
             when = parse_when(str(raw))
             if when is None:
-                errors[name] = "not a time: use 2024-12-03T10:00Z or unix seconds"
+                errors[name] = "not a time: use now, now-10m, now+2h, ISO 8601 or unix seconds"
             else:
                 body[name] = when
         elif name == "labels":

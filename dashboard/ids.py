@@ -28,6 +28,12 @@ BOARD_PANEL_NAME = "board-panel-name"
 BOARD_PANEL_KEEP = "board-panel-keep"
 BOARD_PANEL_ADD = "board-panel-add"
 BOARD_PANEL_MSG = "board-panel-msg"
+BOARD_FROM = "board-from"  # absolute range: typed start
+BOARD_TO = "board-to"
+BOARD_APPLY = "board-apply"
+BOARD_RANGE_MSG = "board-range-msg"
+BOARD_ZONE = "board-zone"  # "UTC" or "local"
+BOARD_BROWSER_ZONE = "board-browser-zone"  # the browser's IANA time zone
 BOARD_KEPT = "board-kept"  # browser local storage: kept panels by model or service
 
 # Metric browser
@@ -66,6 +72,7 @@ MODELS_DETAIL = "models-detail"
 ENV_LEFT = "env-left"
 ENV_RIGHT = "env-right"
 ENV_DIFF = "env-diff"
+ENV_ALL = "env-all"  # show the keys that agree too
 
 # Capacity
 CAPACITY_FIELD = "capacity"  # prefix: capacity-<field>
@@ -90,6 +97,14 @@ ONCALL_REASON = "oncall-reason"
 ONCALL_SUBMIT = "oncall-submit"
 ONCALL_MSG = "oncall-msg"
 ONCALL_VIEW = "oncall-view"
+ONCALL_ROT_NAME = "oncall-rot-name"
+ONCALL_ROT_TEAM = "oncall-rot-team"
+ONCALL_ROT_MODEL = "oncall-rot-model"
+ONCALL_ROT_MEMBERS = "oncall-rot-members"
+ONCALL_ROT_START = "oncall-rot-start"
+ONCALL_ROT_PERIOD = "oncall-rot-period"
+ONCALL_ROT_SUBMIT = "oncall-rot-submit"
+ONCALL_ROT_MSG = "oncall-rot-msg"
 
 # SLAs
 SLAS_LISTING = "slas-listing"

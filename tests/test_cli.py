@@ -119,3 +119,55 @@ def test_serve_refuses_several_workers_on_sqlite(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'w.db'}"
     assert main(["serve", "--workers", "2", "--database-url", url]) == 2
     assert "needs PostgreSQL" in capsys.readouterr().err
+
+
+def test_an_unreachable_database_is_one_line_with_the_password_masked(capsys):
+    url = "postgresql+psycopg://u:secret@127.0.0.1:1/x"
+    assert main(["demo", "--database-url", url]) == 2
+    out, err = capsys.readouterr()
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err and "secret" not in err
+    assert "postgresql+psycopg://u:***@127.0.0.1:1/x" in err
+    assert "Connection refused" in err and "check that the server runs" in err
+
+
+@pytest.fixture
+def fingerprint_server():
+    """Yield the URL of a stand-in service answering the latest fingerprint of any host."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlparse
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the http.server name)
+            host = parse_qs(urlparse(self.path).query)["host"][0]
+            kernel = "6.1.0-25" if host == "n1" else "6.1.0-26"
+            doc = {"host": host, "ts": 1_733_220_000.0, "fingerprint": {"kernel": kernel}}
+            body = json.dumps(doc).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join(5)
+
+
+def test_env_diff_names_iso_times_and_logs_no_requests(fingerprint_server, capsys, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    assert main(["env", "diff", "n1", "n2", "--server", fingerprint_server]) == 1
+    out, err = capsys.readouterr()
+    assert "A = n1 (2024-12-03T10:00:00Z)" in out and "1733220000" not in out
+    assert "kernel  6.1.0-25  ->  6.1.0-26" in out
+    assert "HTTP Request" not in err + caplog.text

@@ -8,6 +8,8 @@ import re
 import time
 from datetime import UTC, datetime
 
+from dashboard.timeparse import UNITS, relative_seconds
+
 
 def add_database_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--database-url`` (default: $CAUSELINE_DATABASE_URL, else the SQLite file)."""
@@ -30,13 +32,7 @@ def subparser(sub, name: str, help_text: str, example: str) -> argparse.Argument
     )
 
 
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_AMOUNT = r"(\d+(?:\.\d+)?)\s*"
-_UNIT = f"[{''.join(UNITS)}]"
-_NUMBER = rf"{_AMOUNT}({_UNIT})"
-_FROM_NOW = re.compile(rf"now(?:\s*([+-])\s*{_NUMBER})?", re.IGNORECASE)
-_AGO = re.compile(rf"{_NUMBER}\s+ago", re.IGNORECASE)
-_DURATION = re.compile(rf"{_AMOUNT}({_UNIT}?)", re.IGNORECASE)
+_DURATION = re.compile(rf"(\d+(?:\.\d+)?)\s*([{''.join(UNITS)}]?)", re.IGNORECASE)
 _UNIT_NAMES = ", ".join(UNITS)
 TIME_FORMS = (
     "unix seconds, ISO 8601 (2024-11-25T08:00Z), now, now-2h, now+15m "
@@ -55,7 +51,7 @@ def parse_time(text: str, *, now: float | None = None) -> float:
         if not math.isfinite(seconds):
             raise argparse.ArgumentTypeError(f"{text!r} is not a time; give {TIME_FORMS}")
         return seconds
-    relative = _relative(cleaned)
+    relative = relative_seconds(cleaned)
     if relative is not None:
         return (time.time() if now is None else now) + relative
     try:
@@ -65,17 +61,6 @@ def parse_time(text: str, *, now: float | None = None) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
-
-
-def _relative(text: str) -> float | None:
-    if m := _FROM_NOW.fullmatch(text):
-        if m.group(1) is None:
-            return 0.0
-        offset = float(m.group(2)) * UNITS[m.group(3).lower()]
-        return offset if m.group(1) == "+" else -offset
-    if m := _AGO.fullmatch(text):
-        return -float(m.group(1)) * UNITS[m.group(2).lower()]
-    return None
 
 
 def parse_duration(text: str) -> float:
@@ -142,3 +127,43 @@ def settings_source(settings):
         return source_from_settings(settings)
     except MappingError as exc:
         raise CliError(str(exc)) from exc
+
+
+def iso_time(ts: float | None) -> str:
+    """Return unix seconds as an ISO 8601 UTC time, e.g. 2024-11-25T08:00:00Z ('-' for none)."""
+    if ts is None:
+        return "-"
+    try:
+        return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return str(ts)
+
+
+def database_unreachable(exc: BaseException, url: str) -> str | None:
+    """Return one line saying which database could not be opened and what to check, else None."""
+    import sys
+
+    errors = sys.modules.get("sqlalchemy.exc")
+    if errors is None or not isinstance(exc, errors.DBAPIError) or exc.statement is not None:
+        return None  # not a failure to connect
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+        shown, password = parsed.render_as_string(hide_password=True), parsed.password
+    except Exception:  # an unparsable URL fails earlier; never echo it whole
+        shown, password = "the configured database", None
+    reason = " ".join(str(exc.orig).split("\n", 1)[0].split()).removeprefix("connection failed: ")
+    if password:
+        reason = reason.replace(str(password), "***")
+    if url.startswith("sqlite"):
+        where = "the file's folder exists and is writable"
+    else:
+        where = (
+            "the server runs and accepts connections there, and the URL's user, password "
+            "and database name are right"
+        )
+    return (
+        f"cannot open the database {shown} ({reason}): check that {where} "
+        "(--database-url or $CAUSELINE_DATABASE_URL)"
+    )

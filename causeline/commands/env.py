@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from causeline.commands.common import subparser
+from causeline.commands.common import iso_time, subparser
 
 EXAMPLE = (
     "causeline env diff gpu-node-1 gpu-node-2 --server http://causeline:8400\n"
@@ -61,7 +61,7 @@ def _load(ref: str, args) -> tuple[str, dict]:
         raise CliError(f"fetching the fingerprint of {ref!r}: {exc}") from exc
     except httpx.HTTPError as exc:
         raise CliError(f"cannot reach {args.server}: {exc}") from exc
-    return f"{ref} ({doc.get('ts')})", doc["fingerprint"]
+    return f"{ref} ({iso_time(doc.get('ts'))})", doc["fingerprint"]
 
 
 def _show(value) -> str:

@@ -242,19 +242,23 @@ def seed_demo_registry(base: str, token: str, demo: dict) -> None:
 
     headers = {"Authorization": f"Bearer {token}"}
     model = demo["model"]
+    author = {"author": "causeline demo"}
     calls = [
         (
             "POST",
             "/api/v1/models",
-            {"name": model, "owner": "algo", "description": "[DEMO] generated demo model"},
+            {"name": model, "owner": "algo", "description": "[DEMO] generated demo model"} | author,
         ),
-        ("PUT", f"/api/v1/models/{model}/versions/2.4.0/card", demo_card()),
-        *[("POST", "/api/v1/oncall/rotations", r) for r in demo_rotations(model, demo["end"])],
+        ("PUT", f"/api/v1/models/{model}/versions/2.4.0/card", demo_card() | author),
+        *[
+            ("POST", "/api/v1/oncall/rotations", r | author)
+            for r in demo_rotations(model, demo["end"])
+        ],
     ] + [("POST", "/api/v1/fingerprints", fp) for fp in demo_fingerprints(demo["end"])]
     with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
-        for method, path, body in calls:
+        for method, path, body in calls:  # a fingerprint, as the agent sends it, has no author
             try:
-                http.request(method, path, json=body | {"author": "causeline demo"})
+                http.request(method, path, json=body)
             except httpx.HTTPError:
                 return
 

@@ -103,10 +103,33 @@ def _check(p: _Pass, sla: dict) -> None:
                 incident_id=row.id,
                 author="evaluator",
                 team="other",
-                text=f"SLA recovered: {sla['metric']} back within {sla['op']} {sla['threshold']}",
+                text=recovered_note(sla, state.last_value),
                 now=p.now,
             )
         p.report["resolved"].append(row.id)
+
+
+# Unit word a metric's name ends with -> how a value of it reads ("50 ms", "80%").
+UNIT_SUFFIXES = {"ms": " ms", "milliseconds": " ms", "seconds": " s", "percent": "%", "bytes": " B"}
+
+
+def _reads(metric: str, value: float) -> str:
+    """Return a value of a metric as people read it: '50 ms', '0.25 s', '80%', '3'."""
+    unit = UNIT_SUFFIXES.get(metric.lower().rsplit("_", 1)[-1], "")
+    return f"{float(value):.4g}{unit}"
+
+
+def recovered_note(sla: dict, value: float | None = None) -> str:
+    """Return the note that says in words that an SLA's metric is back within its objective."""
+    metric, threshold = sla["metric"], _reads(sla["metric"], sla["threshold"])
+    back, bad = ("at or below", "above") if sla["op"] == ">" else ("at or above", "below")
+    now = "" if value is None else f"last value {_reads(metric, value)}; "
+    hold = float(sla.get("for_seconds") or 0)
+    lasting = f" for {hold:g} s" if hold else ""
+    return (
+        f"SLA recovered: {metric} is back {back} {threshold} "
+        f"({now}SLA: {bad} {threshold}{lasting} is a breach)"
+    )
 
 
 def _say_state(state, sla: dict, now: float) -> str:

@@ -8,29 +8,42 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.client import Series
+from dashboard.figures.clock import MS_PER_S, wall, walls
 from dashboard.figures.text import plot_text, template_text
 from dashboard.panels import Panel
 from dashboard.series_panels import ROLE_NAMES, variant_of
 
-PALETTE = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#0891b2", "#ca8a04", "#db2777", "#4b5563")
+PALETTE = (
+    "#2563eb",
+    "#ea580c",
+    "#16a34a",
+    "#9333ea",
+    "#0891b2",
+    "#ca8a04",
+    "#db2777",
+    "#4b5563",
+    "#65a30d",
+    "#4f46e5",
+)
 DASHES = {"p50": "dot", "p95": "dash", "p99": "solid", "transmit": "dash"}
 OWNER_COLOURS = {"algo": "#7c3aed", "infra": "#0f766e"}
 BREACH_FILL = "rgba(220, 38, 38, 0.13)"
-PANEL_HEIGHT = 150
-LEGEND_ROW = 22  # pixels per legend row
+PANEL_HEIGHT = 150  # pixels of one panel's plot area
+GAP_PX = 44  # between panels: the time labels of one and the title row of the next
+TOP_PX = 30  # above the first panel: its title row
+BOTTOM_PX = 30  # below the last panel: its time labels
+MAX_LEGEND = 6  # entries in a panel's own legend; more are named on hover only
 DRIFT_FLOOR = 0.3  # PSI: the drift axis shows at least up to past the 0.25 critical level
-LEGEND_PER_ROW = 6
-GAP = 0.012
 
 
-def breach_shape(start: float, end: float) -> dict:
+def breach_shape(start: float, end: float, offset: float = 0.0) -> dict:
     """Return the shaded rectangle of an SLA breach from ``start`` to ``end`` (unix seconds)."""
     return {
         "type": "rect",
         "name": "breach",
         "xref": "x",
-        "x0": start * 1000.0,
-        "x1": end * 1000.0,
+        "x0": wall(start, offset),
+        "x1": wall(end, offset),
         "yref": "paper",
         "y0": 0,
         "y1": 1,
@@ -40,9 +53,11 @@ def breach_shape(start: float, end: float) -> dict:
     }
 
 
-def time_line(name: str, at: float, *, line: dict, yref: str = "paper", **more) -> dict:
+def time_line(
+    name: str, at: float, *, line: dict, yref: str = "paper", offset: float = 0.0, **more
+) -> dict:
     """Return a vertical line shape at ``at`` (unix seconds) across ``yref``'s full height."""
-    x = at * 1000.0
+    x = wall(at, offset)
     return {
         "type": "line",
         "name": name,
@@ -88,26 +103,51 @@ def _variant(name: str) -> str:
     return ""
 
 
-def _ms(ts) -> np.ndarray:
-    return np.asarray(ts, dtype=np.float64) * 1000.0
-
-
-def _x(ts: np.ndarray) -> dict:
+def _x(ts, offset: float = 0.0) -> dict:
     """Return x as ``x0``/``dx`` for a uniform grid (no array to send), else as an array."""
+    ts = np.asarray(ts, dtype=np.float64)
     if ts.size > 2:
         steps = np.diff(ts)
         if np.allclose(steps, steps[0], rtol=0, atol=1e-3):
-            return {"x0": float(ts[0]) * 1000.0, "dx": float(steps[0]) * 1000.0}
-    return {"x": _ms(ts)}
+            return {"x0": wall(float(ts[0]), offset), "dx": float(steps[0]) * MS_PER_S}
+    return {"x": walls(ts, offset)}
+
+
+def _plot_height(n: int) -> int:
+    """Return the pixel height of n stacked panels and the gaps between them."""
+    return PANEL_HEIGHT * n + GAP_PX * max(0, n - 1)
 
 
 def _domains(n: int) -> list[tuple[float, float]]:
-    """Return the y domains of n stacked panels, top first."""
+    """Return the y domains of n stacked panels, top first, with fixed pixel gaps."""
     if n < 1:
         return []
-    height = (1.0 - GAP * (n - 1)) / n
-    tops = [1 - i * (height + GAP) for i in range(n)]
-    return [(max(0.0, round(t - height, 6)), min(1.0, round(t, 6))) for t in tops]
+    total = _plot_height(n)
+    out = []
+    for i in range(n):
+        top = total - i * (PANEL_HEIGHT + GAP_PX)
+        out.append(
+            (max(0.0, round((top - PANEL_HEIGHT) / total, 6)), min(1.0, round(top / total, 6)))
+        )
+    return out
+
+
+def _colour(key: str, used: set[str], colours: dict[str, str]) -> str:
+    """Return an entity's colour: the same in every panel unless taken in this one."""
+    colour = colours.get(key)
+    if colour is None or colour in used:
+        free = [c for c in PALETTE if c not in used] or list(PALETTE)
+        fresh = [c for c in free if c not in colours.values()]
+        colour = (fresh or free)[0]
+        colours.setdefault(key, colour)
+    used.add(colour)
+    return colour
+
+
+def _shifted(changes, breaches, offset: float) -> tuple[list[dict], list[tuple[float, float]]]:
+    """Return changes and breaches moved by ``offset`` seconds (a time zone's offset)."""
+    moved = [{**c, "ts": c["ts"] + offset} if c.get("ts") is not None else dict(c) for c in changes]
+    return moved, [(a + offset, b + offset) for a, b in breaches]
 
 
 def change_hover(change: dict) -> str:
@@ -136,55 +176,71 @@ def board_figure(
     breaches: list[tuple[float, float]] = (),
     thresholds: dict[str, list[tuple[float, str]]] | None = None,
     revision: str = "board",
+    offset: float = 0.0,
 ) -> go.Figure:
-    """Return one figure with every panel on the same x axis, changes and breaches marked."""
+    """Return one figure of stacked panels on matched time axes, changes and breaches marked.
+
+    Each panel has its own time labels, legend and hover; zooming one zooms all. ``offset``
+    (seconds) moves every time, so the axes read in a local zone rather than UTC.
+    """
     thresholds = thresholds or {}
     fig = go.Figure()
     domains = _domains(len(panels))
+    total = _plot_height(len(panels))
     colours: dict[str, str] = {}
-    legend_seen: set[str] = set()
     layout: dict = {}
     annotations = []
     shapes = []
+    visible = [c for c in changes if c.get("ts") is not None]
     for i, (data, domain) in enumerate(zip(panels, domains, strict=True)):
-        axis = "y" if i == 0 else f"y{i + 1}"
+        suffix = "" if i == 0 else str(i + 1)
+        xaxis, yaxis, legend = f"x{suffix}", f"y{suffix}", f"legend{suffix}"
         ymax = 0.0
         several = len({s.name for s in data.series}) > 1
-        for s in sorted(data.series, key=lambda s: (series_key(s), s.name)):
+        ordered = sorted(data.series, key=lambda s: (series_key(s), s.name))
+        keys = list(dict.fromkeys(series_key(s) for s in ordered))
+        legible = 1 < len(keys) <= MAX_LEGEND
+        used: set[str] = set()
+        panel_colours = {key: _colour(key, used, colours) for key in keys}
+        seen: set[str] = set()
+        for s in ordered:
             key = series_key(s)
-            colour = colours.setdefault(key, PALETTE[len(colours) % len(PALETTE)])
             variant = _variant(s.name) or (variant_of(s.name) or s.name if several else "")
             raw = f"{key} {variant}".strip()
-            name = plot_text(raw)
             finite = s.values[np.isfinite(s.values)]
             if finite.size:
                 ymax = max(ymax, float(finite.max()))
             fig.add_trace(
                 go.Scatter(
-                    **_x(s.ts),
+                    **_x(s.ts, offset),
                     y=s.values.astype(np.float32),  # half the bytes; enough for drawing
-                    yaxis=axis,
+                    xaxis=xaxis,
+                    yaxis=yaxis,
                     mode="lines",
-                    name=name,
-                    legendgroup=plot_text(key),
-                    showlegend=key not in legend_seen,
-                    line={"color": colour, "width": 1.4, "dash": DASHES.get(variant, "solid")},
+                    name=plot_text(key if legible else raw),
+                    legend=legend,
+                    legendgroup=f"{i}:{plot_text(key)}",
+                    showlegend=legible and key not in seen,
+                    line={
+                        "color": panel_colours[key],
+                        "width": 1.4,
+                        "dash": DASHES.get(variant, "solid"),
+                    },
                     hovertemplate=f"{template_text(raw)}: %{{y:.4g}} "
                     f"{template_text(data.label)}<extra></extra>",
                 )
             )
-            legend_seen.add(key)
-        visible = [c for c in changes if c.get("ts") is not None]
+            seen.add(key)
         if visible:
             fig.add_trace(
                 go.Scatter(
-                    x=_ms([c["ts"] for c in visible]),
+                    x=walls([c["ts"] for c in visible], offset),
                     y=[ymax * 1.05 if ymax else 1.0] * len(visible),
-                    yaxis=axis,
+                    xaxis=xaxis,
+                    yaxis=yaxis,
                     mode="markers",
-                    name="changes",
-                    legendgroup="changes",
-                    showlegend=i == 0,
+                    name="change",
+                    showlegend=False,
                     marker={
                         "symbol": "triangle-down",
                         "size": 9,
@@ -200,10 +256,10 @@ def board_figure(
                 {
                     "type": "line",
                     "name": "threshold",
-                    "xref": "x domain",
+                    "xref": f"{xaxis} domain",
                     "x0": 0,
                     "x1": 1,
-                    "yref": axis,
+                    "yref": yaxis,
                     "y0": value,
                     "y1": value,
                     "line": {"color": "#dc2626", "width": 1.2, "dash": "dot"},
@@ -211,7 +267,7 @@ def board_figure(
             )
         axis_layout = {
             "domain": list(domain),
-            "anchor": "x",
+            "anchor": xaxis,
             "title": {"text": plot_text(data.label), "font": {"size": 10}},
             "tickfont": {"size": 10},
             "rangemode": "tozero",
@@ -222,7 +278,22 @@ def board_figure(
         }
         if data.label == "PSI":  # drift: below the warning level is noise, kept flat
             axis_layout["range"] = [0, max(DRIFT_FLOOR, ymax * 1.1)]
-        layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = axis_layout
+        layout[f"yaxis{suffix}"] = axis_layout
+        layout[f"xaxis{suffix}"] = _time_axis(window, offset, anchor=yaxis, first=i == 0)
+        if legible:
+            layout[legend] = {
+                "orientation": "h",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 1,
+                "xanchor": "right",
+                "y": domain[1] + 2 / max(total, 1),
+                "yanchor": "bottom",
+                "font": {"size": 10},
+                "bgcolor": "rgba(255,255,255,0)",
+                "itemclick": "toggle",
+                "itemdoubleclick": "toggleothers",
+            }
         marks = "".join(
             f" <span style='color:#dc2626'>· {plot_text(label)}</span>"
             for _value, label in thresholds.get(data.panel.key, [])
@@ -242,9 +313,7 @@ def board_figure(
                 "font": {"size": 12},
             }
         )
-    for change in changes:
-        if change.get("ts") is None:
-            continue
+    for change in visible:
         line = {
             "color": OWNER_COLOURS.get(change.get("owner"), "#6b7280"),
             "width": 2.5 if change.get("suspect_rank") else 1,
@@ -252,44 +321,26 @@ def board_figure(
         }
         name = f"change:{change.get('id', '')}"
         shapes.append(
-            time_line(name, change["ts"], line=line, layer="below", **_suspect_label(change))
+            time_line(
+                name,
+                change["ts"],
+                line=line,
+                layer="below",
+                offset=offset,
+                **_suspect_label(change),
+            )
         )
-    shapes.extend(breach_shape(start, end) for start, end in breaches)
-    entries = len(legend_seen) + (1 if any(c.get("ts") is not None for c in changes) else 0)
-    top = LEGEND_ROW * -(-entries // LEGEND_PER_ROW)  # room above the panels for the legend
+    shapes.extend(breach_shape(start, end, offset) for start, end in breaches)
     fig.update_layout(
         **layout,
-        xaxis={
-            "type": "date",
-            "range": [window[0] * 1000.0, window[1] * 1000.0],
-            "anchor": "y" if len(panels) <= 1 else f"y{len(panels)}",
-            "showspikes": True,
-            "spikemode": "across",
-            "spikesnap": "cursor",
-            "spikethickness": 1,
-            "spikedash": "dot",
-            "spikecolor": "#374151",
-            "title": {"text": "time (UTC)", "font": {"size": 11}},
-            "showgrid": True,
-            "gridcolor": "#eef0f3",
-        },
         template="none",
-        height=PANEL_HEIGHT * max(1, len(panels)) + 120 + top,
-        margin={"l": 60, "r": 20, "t": 30 + top, "b": 50},
-        hovermode="x",
-        hoversubplots="axis",
+        height=total + TOP_PX + BOTTOM_PX,
+        margin={"l": 60, "r": 20, "t": TOP_PX, "b": BOTTOM_PX},
+        hovermode="x unified",
         hoverdistance=30,
         spikedistance=-1,
         uirevision=revision,
         showlegend=True,
-        legend={
-            "orientation": "h",
-            "yref": "container",
-            "y": 1.0,
-            "yanchor": "top",
-            "x": 1,
-            "xanchor": "right",
-        },
         annotations=annotations,
         shapes=shapes,
         plot_bgcolor="white",
@@ -297,3 +348,25 @@ def board_figure(
         dragmode="zoom",
     )
     return fig
+
+
+def _time_axis(window: tuple[float, float], offset: float, *, anchor: str, first: bool) -> dict:
+    """Return one panel's time axis: labelled, matched to the first panel's, with a spike."""
+    axis = {
+        "type": "date",
+        "range": walls(window, offset),
+        "anchor": anchor,
+        "showticklabels": True,
+        "tickfont": {"size": 9, "color": "#4b5563"},
+        "showspikes": True,
+        "spikemode": "across",
+        "spikesnap": "cursor",
+        "spikethickness": 1,
+        "spikedash": "dot",
+        "spikecolor": "#374151",
+        "showgrid": True,
+        "gridcolor": "#eef0f3",
+    }
+    if not first:
+        axis["matches"] = "x"
+    return axis

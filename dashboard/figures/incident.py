@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from dashboard.client import Series
 from dashboard.figures.board import PALETTE, breach_shape, time_line
+from dashboard.figures.clock import walls
 from dashboard.figures.text import plot_text, template_text
 
 ROW_HEIGHT = 170
@@ -76,7 +77,7 @@ def incident_figure(
             name = plot_text(raw)
             fig.add_trace(
                 go.Scatter(
-                    x=s.ts * 1000.0,
+                    x=walls(s.ts),
                     y=s.values,
                     yaxis=axis,
                     mode="lines",
@@ -128,7 +129,7 @@ def incident_figure(
         **layout,
         xaxis={
             "type": "date",
-            "range": [window[0] * 1000.0, window[1] * 1000.0],
+            "range": walls(window),
             "anchor": f"y{rows}" if rows > 1 else "y",
             "showspikes": True,
             "spikemode": "across",

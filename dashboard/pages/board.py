@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from urllib.parse import urlencode
 
 import dash
@@ -17,10 +19,32 @@ from dashboard.pages import own_panels
 from dashboard.panels import model_scope, models_of
 from dashboard.selectors import selector
 from dashboard.series_panels import read_panel_param
-from dashboard.timeparse import DEFAULT_PRESET, PRESETS, axis_time, fmt, parse_when, preset_window
+from dashboard.timeparse import (
+    DEFAULT_PRESET,
+    PRESETS,
+    TIME_HINT,
+    axis_time,
+    fmt,
+    parse_when,
+    preset_window,
+    zone_label,
+    zone_offset,
+)
 
-REFRESH_MS = 30_000
 MAX_OPTIONS = 1000
+REFRESH_CHOICES = {"off": 0, "10 s": 10, "30 s": 30, "1 min": 60, "5 min": 300}
+LEGACY_REFRESH = 30  # ?refresh=1, as older links say it
+MAX_TYPED_WINDOW = 90 * 86400  # seconds a typed absolute range may span
+_ZOOM_KEY = re.compile(r"xaxis\d*\.range\[([01])\]")
+KEY = [
+    html.Span("lines: "),
+    html.Span("···· p50", className="k"),
+    html.Span("– – p95", className="k"),
+    html.Span("—— p99", className="k"),
+    html.Span("▼ ┊ a change (purple algo, teal infra; thick: a suspect)", className="k"),
+    html.Span("▮ SLA breach", className="k breach"),
+    html.Span("···· SLA threshold", className="k threshold"),
+]
 
 
 def _initial(query: dict, models: list[str]) -> dict:
@@ -36,6 +60,22 @@ def _initial(query: dict, models: list[str]) -> dict:
     if model is None and not urlquery.many(query, "service"):
         model = models[0] if models else None
     return {"model": model or None, "start": start, "end": end, "preset": preset}
+
+
+def refresh_seconds(value) -> int:
+    """Return the auto-refresh period a URL or control asks for, 0 for off."""
+    try:
+        seconds = int(str(value))
+    except (TypeError, ValueError):
+        return 0
+    if seconds == 1:
+        return LEGACY_REFRESH
+    return seconds if seconds in REFRESH_CHOICES.values() else 0
+
+
+def effective_zone(choice: str | None, browser: str | None) -> str:
+    """Return the zone the board's times read in: the browser's for 'local', else UTC."""
+    return browser if choice == "local" and browser else "UTC"
 
 
 def _dropdown(id_, label, options, value, multi=True, clearable=True):
@@ -96,82 +136,172 @@ def layout(ctx_: Context, **query) -> html.Div:
             ["No data yet. Run ", html.Code("causeline demo"), " to load a demo incident."],
             className="empty",
         )
-    refresh = urlquery.one(query, "refresh") == "1"
-    presets = [{"label": k, "value": k} for k in PRESETS] + [{"label": "zoomed", "value": "custom"}]
+    refresh = refresh_seconds(urlquery.one(query, "refresh"))
+    presets = [{"label": k, "value": k} for k in PRESETS] + [{"label": "custom", "value": "custom"}]
+    zone = "local" if urlquery.one(query, "tz") == "local" else "UTC"
     chosen_hosts = urlquery.many(query, "host")
+    head = [  # the controls, then the status and line key that stay in view
+        html.Div(
+            [
+                _dropdown(ids.BOARD_MODEL, "Model", models, state["model"], multi=False),
+                _dropdown(ids.BOARD_SERVICE, "Service", services, chosen_services),
+                _dropdown(
+                    ids.BOARD_INSTANCE, "Instance", instances, urlquery.many(query, "instance")
+                ),
+                _dropdown(ids.BOARD_HOST, "Host", hosts, chosen_hosts),
+                _dropdown(
+                    ids.BOARD_GPU,
+                    "GPU",
+                    _gpus(ctx_, chosen_hosts or hosts),
+                    urlquery.many(query, "gpu"),
+                ),
+                html.Label(
+                    [
+                        "Last",
+                        dcc.RadioItems(
+                            id=ids.BOARD_PRESET,
+                            options=presets,
+                            value=state["preset"],
+                            inline=True,
+                        ),
+                    ],
+                    className="control",
+                ),
+                html.Div(
+                    [
+                        html.Label(["From", _typed(ids.BOARD_FROM, "now-2h")]),
+                        html.Label(["To", _typed(ids.BOARD_TO, "now")]),
+                        html.Button("Apply", id=ids.BOARD_APPLY, n_clicks=0),
+                        html.Span(id=ids.BOARD_RANGE_MSG, className="field-error"),
+                    ],
+                    className="control typed-range",
+                ),
+                html.Label(
+                    [
+                        "Times in",
+                        dcc.RadioItems(
+                            id=ids.BOARD_ZONE,
+                            options=[
+                                {"label": "UTC", "value": "UTC"},
+                                {"label": "local", "value": "local"},
+                            ],
+                            value=zone,
+                            inline=True,
+                        ),
+                    ],
+                    className="control narrow",
+                ),
+                html.Label(
+                    [
+                        "Auto-refresh",
+                        dcc.Dropdown(
+                            id=ids.BOARD_REFRESH,
+                            options=[{"label": k, "value": v} for k, v in REFRESH_CHOICES.items()],
+                            value=refresh,
+                            clearable=False,
+                            searchable=False,
+                        ),
+                    ],
+                    className="control narrow",
+                ),
+                html.A("link to this view", id=ids.BOARD_LINK, href="#"),
+            ],
+            className="controls",
+        ),
+        html.Div(
+            [html.Div(id=ids.BOARD_STATUS, className="status"), html.Div(KEY, className="key")],
+            className="board-head",
+        ),
+    ]
     return html.Div(
         [
-            html.Div(
-                [
-                    _dropdown(ids.BOARD_MODEL, "Model", models, state["model"], multi=False),
-                    _dropdown(ids.BOARD_SERVICE, "Service", services, chosen_services),
-                    _dropdown(
-                        ids.BOARD_INSTANCE, "Instance", instances, urlquery.many(query, "instance")
-                    ),
-                    _dropdown(ids.BOARD_HOST, "Host", hosts, chosen_hosts),
-                    _dropdown(
-                        ids.BOARD_GPU,
-                        "GPU",
-                        _gpus(ctx_, chosen_hosts or hosts),
-                        urlquery.many(query, "gpu"),
-                    ),
-                    html.Label(
-                        [
-                            "Range",
-                            dcc.RadioItems(
-                                id=ids.BOARD_PRESET,
-                                options=presets,
-                                value=state["preset"],
-                                inline=True,
-                            ),
-                        ],
-                        className="control",
-                    ),
-                    dcc.Checklist(
-                        id=ids.BOARD_REFRESH,
-                        options=[{"label": " auto-refresh (30 s)", "value": "on"}],
-                        value=["on"] if refresh else [],
-                    ),
-                    html.A("link to this view", id=ids.BOARD_LINK, href="#"),
-                ],
-                className="controls",
-            ),
+            *head,
             own_panels.controls(panels),
-            html.Div(id=ids.BOARD_STATUS, className="status"),
             html.Div(id=ids.BOARD_NOTES, className="notes"),
             dcc.Graph(id=ids.BOARD_GRAPH, config={"displaylogo": False, "scrollZoom": False}),
             dcc.Store(id=ids.BOARD_WINDOW, data=state),
             dcc.Store(id=ids.BOARD_VIEW_URL),
             dcc.Store(id=ids.BOARD_KEPT, storage_type="local"),
-            dcc.Interval(id=ids.BOARD_INTERVAL, interval=REFRESH_MS, disabled=not refresh),
+            dcc.Store(id=ids.BOARD_BROWSER_ZONE),
+            dcc.Interval(
+                id=ids.BOARD_INTERVAL,
+                interval=max(refresh, LEGACY_REFRESH) * 1000,
+                disabled=not refresh,
+            ),
         ]
     )
 
 
-def _zoomed(relayout: dict | None) -> tuple[float, float] | None | bool:
-    """Return the zoomed window, True for a reset, None when the event is no zoom."""
+def _typed(id_: str, placeholder: str) -> dcc.Input:
+    """Return a text box for one end of an absolute range."""
+    return dcc.Input(
+        id=id_,
+        type="text",
+        placeholder=placeholder,
+        debounce=True,
+        maxLength=64,
+        className="typed-time",
+    )
+
+
+def _zoomed(relayout: dict | None, offset: float = 0.0) -> tuple[float, float] | None | bool:
+    """Return the zoomed window, True for a reset, None when the event is no zoom.
+
+    Any panel's time axis may carry the zoom (they are matched); ``offset`` is the seconds
+    the axes were moved by to read in a local zone.
+    """
     if not relayout:
         return None
-    if relayout.get("xaxis.autorange"):
+    if any(k.startswith("xaxis") and k.endswith(".autorange") and v for k, v in relayout.items()):
         return True
-    lo = relayout.get("xaxis.range[0]")
-    hi = relayout.get("xaxis.range[1]")
-    if lo is None and isinstance(relayout.get("xaxis.range"), list):
-        lo, hi = relayout["xaxis.range"]
+    ends: dict[str, object] = {}
+    for key, value in relayout.items():
+        if m := _ZOOM_KEY.fullmatch(key):
+            ends.setdefault(m.group(1), value)
+        elif key.startswith("xaxis") and key.endswith(".range") and _pair(value):
+            ends.setdefault("0", value[0])
+            ends.setdefault("1", value[1])
+    lo, hi = ends.get("0"), ends.get("1")
     if lo is None or hi is None:
         return None
     try:
-        lo, hi = axis_time(lo), axis_time(hi)
+        lo, hi = axis_time(lo) - offset, axis_time(hi) - offset
     except (TypeError, ValueError, OverflowError):
         return None
     return (lo, hi) if lo < hi else None
 
 
-def next_window(trigger: str, state: dict, preset: str, relayout: dict | None) -> dict | None:
+def _pair(value) -> bool:
+    return isinstance(value, list) and len(value) == 2
+
+
+def typed_window(
+    state: dict, typed_from: str | None, typed_to: str | None, zone: str, *, now: float
+) -> tuple[dict | None, str]:
+    """Return the window a person typed (or None) and what is wrong with it."""
+    start = parse_when(typed_from, now=now, zone=zone)
+    end = parse_when(typed_to or "now", now=now, zone=zone)
+    if start is None:
+        return None, f"From: give {TIME_HINT}"
+    if end is None:
+        return None, f"To: give {TIME_HINT}"
+    if end <= start:
+        return None, "To must be after From"
+    if end - start > MAX_TYPED_WINDOW:
+        return None, f"at most {MAX_TYPED_WINDOW // 86400} days at once"
+    new = {**state, "start": start, "end": end, "preset": "custom"}
+    if state.get("preset") != "custom":
+        new["last_preset"] = state.get("preset")
+    return new, ""
+
+
+def next_window(
+    trigger: str, state: dict, preset: str, relayout: dict | None, *, offset: float = 0.0
+) -> dict | None:
     """Return the window after an event, or None when nothing changes."""
     state = dict(state)
     if trigger == ids.BOARD_GRAPH:
-        zoom = _zoomed(relayout)
+        zoom = _zoomed(relayout, offset)
         if zoom is None:
             return None
         if zoom is True:
@@ -192,7 +322,9 @@ def next_window(trigger: str, state: dict, preset: str, relayout: dict | None) -
     return state
 
 
-def view_url(state: dict, instances, hosts, gpus, refresh, *, services=(), panels=()) -> str:
+def view_url(
+    state: dict, instances, hosts, gpus, refresh, *, services=(), panels=(), zone="UTC"
+) -> str:
     """Return the board URL query of a view (every view is a link)."""
     query: dict = {"model": state["model"]} if state.get("model") else {}
     if state.get("preset") in PRESETS:
@@ -209,8 +341,10 @@ def view_url(state: dict, instances, hosts, gpus, refresh, *, services=(), panel
             query[key] = ",".join(values)
     if panels:
         query["panel"] = list(panels)
-    if refresh:
-        query["refresh"] = "1"
+    if refresh_seconds(refresh):
+        query["refresh"] = str(refresh_seconds(refresh))
+    if zone == "local":
+        query["tz"] = "local"
     return "?" + urlencode(query, doseq=True)
 
 
@@ -219,9 +353,10 @@ def counted(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
-def _status(state: dict, data, context: Context) -> list:
+def _status(state: dict, data, context: Context, zone: str = "UTC") -> list:
     parts = [
-        f"{fmt(state['start'])} → {fmt(state['end'])} · {counted(len(data.changes), 'change')} · "
+        f"{fmt(state['start'], zone)} → {fmt(state['end'], zone)} "
+        f"(times in {zone_label(zone, state['end'])}) · {counted(len(data.changes), 'change')} · "
         f"{counted(len(data.breaches), 'SLA breach', 'SLA breaches')} · "
         f"{counted(len(data.panels), 'panel')} · "
         f"{counted(data.points, 'point')} drawn (fetched in {data.seconds:.2f} s) · "
@@ -253,7 +388,7 @@ def _notes(data, view: BoardView, state: dict, ctx_: Context) -> list:
     return [html.Ul(items)] if items else []
 
 
-def render_board(context: Context, state: dict, choice: dict) -> tuple:
+def render_board(context: Context, state: dict, choice: dict, zone: str = "UTC") -> tuple:
     """Return the figure, the view's URL query, the status line, the notes and graph style."""
     view = BoardView(
         choice["model"] or None,
@@ -273,6 +408,7 @@ def render_board(context: Context, state: dict, choice: dict) -> tuple:
         breaches=data.breaches,
         thresholds=data.thresholds,
         revision=view.model or ",".join(view.services) or "board",
+        offset=zone_offset(zone, state["end"]),
     )
     url = view_url(
         {**state, "model": view.model},
@@ -282,9 +418,11 @@ def render_board(context: Context, state: dict, choice: dict) -> tuple:
         choice["refresh"],
         services=view.services,
         panels=choice["panels"],
+        zone="UTC" if zone == "UTC" else "local",
     )
     style = {} if data.panels else {"display": "none"}
-    return fig, url, _status(state, data, context), _notes(data, view, state, context), style
+    notes = _notes(data, view, state, context)
+    return fig, url, _status(state, data, context, zone), notes, style
 
 
 def register(app: dash.Dash, context: Context) -> None:
@@ -309,17 +447,32 @@ def register(app: dash.Dash, context: Context) -> None:
     @app.callback(
         Output(ids.BOARD_WINDOW, "data"),
         Output(ids.BOARD_PRESET, "value"),
+        Output(ids.BOARD_RANGE_MSG, "children"),
         Input(ids.BOARD_PRESET, "value"),
         Input(ids.BOARD_INTERVAL, "n_intervals"),
         Input(ids.BOARD_GRAPH, "relayoutData"),
+        Input(ids.BOARD_APPLY, "n_clicks"),
+        Input(ids.BOARD_FROM, "value"),
+        Input(ids.BOARD_TO, "value"),
         State(ids.BOARD_WINDOW, "data"),
+        State(ids.BOARD_ZONE, "value"),
+        State(ids.BOARD_BROWSER_ZONE, "data"),
         prevent_initial_call=True,
     )
-    def move_window(preset, _n, relayout, state):
-        new = next_window(ctx.triggered_id, state, preset, relayout)
+    def move_window(preset, _n, relayout, _apply, typed_from, typed_to, state, zone, browser):
+        zone = effective_zone(zone, browser)
+        if ctx.triggered_id in (ids.BOARD_APPLY, ids.BOARD_FROM, ids.BOARD_TO):
+            if not typed_from:
+                raise PreventUpdate
+            new, error = typed_window(state, typed_from, typed_to, zone, now=time.time())
+            if new is None:
+                return no_update, no_update, error
+        else:
+            offset = zone_offset(zone, state["end"])
+            new = next_window(ctx.triggered_id, state, preset, relayout, offset=offset)
         if new is None or new == state:
             raise PreventUpdate
-        return new, new["preset"]
+        return new, new["preset"], ""
 
     @app.callback(
         Output(ids.BOARD_GRAPH, "figure"),
@@ -335,8 +488,12 @@ def register(app: dash.Dash, context: Context) -> None:
         Input(ids.BOARD_REFRESH, "value"),
         Input(ids.BOARD_WINDOW, "data"),
         Input(ids.BOARD_PANELS, "value"),
+        Input(ids.BOARD_ZONE, "value"),
+        Input(ids.BOARD_BROWSER_ZONE, "data"),
     )
-    def render(model, services, instances, hosts, gpus, refresh, state, panels):
+    def render(model, services, instances, hosts, gpus, refresh, state, panels, zone, browser):
+        if zone == "local" and not browser:
+            raise PreventUpdate  # the browser's zone comes next
         choice = {
             "model": next(iter(urlquery.listed(model)), None),
             "services": urlquery.listed(services),
@@ -347,17 +504,31 @@ def register(app: dash.Dash, context: Context) -> None:
             "panels": urlquery.listed(panels),
         }
         try:
-            return render_board(context, state, choice)
+            return render_board(context, state, choice, effective_zone(zone, browser))
         except ApiError as exc:
             message = f"The service did not answer: {exc.message}"
             return no_update, no_update, message, [], no_update
 
     @app.callback(
         Output(ids.BOARD_INTERVAL, "disabled"),
+        Output(ids.BOARD_INTERVAL, "interval"),
         Input(ids.BOARD_REFRESH, "value"),
     )
-    def toggle_refresh(value):
-        return "on" not in (value or [])
+    def set_refresh(value):
+        seconds = refresh_seconds(value)
+        return not seconds, max(seconds, 1) * 1000
+
+    app.clientside_callback(
+        """
+        function(zone) {
+            if (zone !== "local") { return window.dash_clientside.no_update; }
+            try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; }
+            catch (e) { return "UTC"; }
+        }
+        """,
+        Output(ids.BOARD_BROWSER_ZONE, "data"),
+        Input(ids.BOARD_ZONE, "value"),
+    )
 
     app.clientside_callback(
         """

@@ -1,11 +1,11 @@
-"""The capacity planner: inputs, the arithmetic and the result."""
+"""The capacity planner: inputs, the arithmetic and the result (made on load, then on Plan)."""
 
 from __future__ import annotations
 
 import dash
 from dash import Input, Output, State, dcc, html
 
-from dashboard import ids
+from dashboard import ids, urlquery
 from dashboard.client import ApiError
 from dashboard.context import Context, serving
 from dashboard.tables import error_box
@@ -21,8 +21,28 @@ INPUTS = (
 )
 
 
-def layout(context: Context, **_query) -> html.Div:
-    """Return the planner page."""
+def initial_values(query: dict, models: list[str]) -> dict:
+    """Return the form's first values: for the URL's model, else the first registered one.
+
+    With a model, its measured QPS per replica and p50 latency stand in for the examples.
+    """
+    values = {name: default for name, _label, default in INPUTS}
+    model = urlquery.one(query, "model") or (models[0] if models else "")
+    if model:
+        values |= {"model": model, "latency_per_request_ms": "", "qps_per_replica": ""}
+    return values
+
+
+def _models(context: Context) -> list[str]:
+    try:
+        return [m["name"] for m in context.client.get("/api/v1/models") if m.get("name")]
+    except ApiError:
+        return []
+
+
+def layout(context: Context, **query) -> html.Div:
+    """Return the planner page with the plan of its first values already made."""
+    values = initial_values(query, _models(context))
     return html.Div(
         [
             html.H2("Capacity planner"),
@@ -32,17 +52,19 @@ def layout(context: Context, **_query) -> html.Div:
                         [
                             label,
                             dcc.Input(
-                                id=ids.field(ids.CAPACITY_FIELD, name), value=default, type="text"
+                                id=ids.field(ids.CAPACITY_FIELD, name),
+                                value=values[name],
+                                type="text",
                             ),
                         ],
                         className="form-field",
                     )
-                    for name, label, default in INPUTS
+                    for name, label, _default in INPUTS
                 ],
                 className="form-grid",
             ),
             html.Button("Plan", id=ids.CAPACITY_RUN, n_clicks=0),
-            html.Div(id=ids.CAPACITY_RESULT),
+            html.Div(plan_view(context, values), id=ids.CAPACITY_RESULT),
         ]
     )
 
@@ -81,24 +103,29 @@ def register(app: dash.Dash, context: Context) -> None:
         prevent_initial_call=True,
     )
     def plan(_clicks, *values):
-        body, errors = plan_body(dict(zip([n for n, _l, _d in INPUTS], values, strict=True)))
-        if errors:
-            return error_box("; ".join(f"{k}: {v}" for k, v in errors.items()))
-        try:
-            result = context.client.post("/api/v1/capacity/plan", body)
-        except ApiError as exc:
-            return error_box(exc.message)
-        verdict = "fits the SLA" if result.get("fits_sla") else "does NOT fit the SLA"
-        return html.Div(
-            [
-                html.H3(
-                    f"{result.get('replicas_with_redundancy')} replicas "
-                    f"({result.get('replicas')} before redundancy) · {verdict}"
-                ),
-                html.P(
-                    f"QPS per replica: {result.get('qps_per_replica')} "
-                    f"({result.get('qps_source', 'given')})"
-                ),
-                html.Ol([html.Li(step) for step in result.get("steps", [])], id="capacity-steps"),
-            ]
-        )
+        return plan_view(context, dict(zip([n for n, _l, _d in INPUTS], values, strict=True)))
+
+
+def plan_view(context: Context, values: dict):
+    """Return the plan of the form's values, or what is wrong with them."""
+    body, errors = plan_body(values)
+    if errors:
+        return error_box("; ".join(f"{k}: {v}" for k, v in errors.items()))
+    try:
+        result = context.client.post("/api/v1/capacity/plan", body)
+    except ApiError as exc:
+        return error_box(exc.message)
+    verdict = "fits the SLA" if result.get("fits_sla") else "does NOT fit the SLA"
+    return html.Div(
+        [
+            html.H3(
+                f"{result.get('replicas_with_redundancy')} replicas "
+                f"({result.get('replicas')} before redundancy) · {verdict}"
+            ),
+            html.P(
+                f"QPS per replica: {result.get('qps_per_replica')} "
+                f"({result.get('qps_source', 'given')})"
+            ),
+            html.Ol([html.Li(step) for step in result.get("steps", [])], id="capacity-steps"),
+        ]
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 
 import dash
 from dash import ALL, Input, Output, State, dcc, html, no_update
@@ -22,8 +23,8 @@ FIELD_HELP = {
     "summary": "summary",
     "labels": "labels (model=x, instance=i-3)",
     "scope": "scope",
-    "planned_ts": "planned for (2024-12-03T10:00Z)",
-    "ts": "happened at (blank if planned)",
+    "planned_ts": "planned for",
+    "ts": "happened at, blank if planned",
     "rollout_stage": "rollout stage",
     "canary_percent": "canary %",
     "version": "version",
@@ -32,15 +33,24 @@ FIELD_HELP = {
 CHOICES = {"kind": KINDS, "owner": OWNERS, "rollout_stage": STAGES}
 
 
-def _input(name: str) -> html.Label:
+def time_examples(now: float) -> dict[str, str]:
+    """Return the example each time field shows: relative to now, and the time it means."""
+    ahead = (now // 3600 + 2) * 3600  # two whole hours ahead
+    stamp = datetime.fromtimestamp(ahead, UTC).strftime("%Y-%m-%dT%H:%MZ")
+    return {"planned_ts": f"now+2h or {stamp}", "ts": "now-10m or now"}
+
+
+def _input(name: str, examples: dict[str, str]) -> html.Label:
     fid = {"type": ids.CHANGE_FORM, "field": name}
     if name in CHOICES:
         control = dcc.Dropdown(id=fid, options=list(CHOICES[name]), placeholder=name)
     else:
-        control = dcc.Input(id=fid, type="text", debounce=False, placeholder=name)
+        hint = examples.get(name, name)
+        control = dcc.Input(id=fid, type="text", debounce=False, placeholder=hint)
+    label = FIELD_HELP[name] + (f" (e.g. {examples[name]})" if name in examples else "")
     return html.Label(
         [
-            FIELD_HELP[name],
+            label,
             control,
             html.Span(id={"type": "change-error", "field": name}, className="field-error"),
         ],
@@ -91,7 +101,10 @@ def layout(context: Context, **_query) -> html.Div:
             dcc.Graph(id=ids.CHANGES_TIMELINE, config={"displaylogo": False}),
             html.Div(id=ids.CHANGES_LIST),
             html.H3("Register a change (ahead of time, or after the fact)"),
-            html.Div([_input(name) for name in FIELDS], className="form-grid"),
+            html.Div(
+                [_input(name, time_examples(time.time())) for name in FIELDS],
+                className="form-grid",
+            ),
             html.Div(
                 [
                     write_button("Register change", ids.CHANGE_SUBMIT, access.can_write),
@@ -107,6 +120,26 @@ def layout(context: Context, **_query) -> html.Div:
             html.Div(id=ids.CHANGE_MSG, className="msg"),
         ]
     )
+
+
+def change_listing(changes: list[dict]) -> html.Table:
+    """Return the list of changes, newest first, every column named."""
+    rows = [
+        [
+            c.get("id"),
+            fmt(when(c)),
+            c.get("status", "done" if c.get("ts") else "planned"),
+            c.get("kind"),
+            c.get("owner"),
+            c.get("target", ""),
+            c.get("summary", ""),
+            c.get("person") or c.get("author") or "",
+            "unplanned" if c.get("unplanned") else "",
+        ]
+        for c in sorted(changes, key=lambda c: when(c) or 0, reverse=True)
+    ]
+    headers = ["id", "when", "status", "kind", "owner", "target", "summary", "who", "flag"]
+    return table(headers, rows, id_="changes-table")
 
 
 def register(app: dash.Dash, context: Context) -> None:
@@ -139,26 +172,7 @@ def register(app: dash.Dash, context: Context) -> None:
             for c in changes
             if (not kinds or c.get("kind") in kinds) and (not owners or c.get("owner") in owners)
         ]
-        rows = [
-            [
-                c.get("id"),
-                fmt(when(c)),
-                c.get("status", "done" if c.get("ts") else "planned"),
-                c.get("kind"),
-                c.get("owner"),
-                c.get("target", ""),
-                c.get("summary", ""),
-                c.get("person") or c.get("author") or "",
-                "unplanned" if c.get("unplanned") else "",
-            ]
-            for c in sorted(changes, key=lambda c: when(c) or 0, reverse=True)
-        ]
-        listing = table(
-            ["id", "when", "status", "kind", "owner", "target", "summary", "who", ""],
-            rows,
-            id_="changes-table",
-        )
-        return calendar_figure(changes, window=window, now=now), listing
+        return calendar_figure(changes, window=window, now=now), change_listing(changes)
 
     @app.callback(
         Output(ids.CHANGE_MSG, "children"),

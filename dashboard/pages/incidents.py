@@ -224,6 +224,22 @@ def _notes(incident: dict) -> html.Ul:
     )
 
 
+def changes_table(changes: list[dict]) -> html.Table:
+    """Return the table of the changes in an incident's window, every column named."""
+    rows = [
+        [
+            c.get("id"),
+            fmt(c.get("ts")),
+            c.get("kind"),
+            c.get("owner"),
+            c.get("summary", ""),
+            "unplanned" if c.get("unplanned") else "",
+        ]
+        for c in changes
+    ]
+    return table(["id", "time", "kind", "owner", "summary", "flag"], rows, id_="incident-changes")
+
+
 def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div:
     """Return one incident's page."""
     try:
@@ -240,17 +256,6 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
     who = " · ".join(
         f"{team}: {(p or {}).get('person', 'nobody')}" for team, p in sorted(oncall.items())
     )
-    changes = [
-        [
-            c.get("id"),
-            fmt(c.get("ts")),
-            c.get("kind"),
-            c.get("owner"),
-            c.get("summary", ""),
-            "unplanned" if c.get("unplanned") else "",
-        ]
-        for c in incident.get("changes", [])
-    ]
     return html.Div(
         [
             dcc.Store(id=ids.INCIDENT_ID, data=incident.get("id")),
@@ -284,7 +289,7 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
             html.H3("Chain: input → model → output → downstream"),
             _chain(incident),
             html.H3("Changes in the window"),
-            table(["id", "time", "kind", "owner", "summary", ""], changes),
+            changes_table(incident.get("changes", [])),
             html.H3("Notes"),
             _notes(incident),
             html.Div(

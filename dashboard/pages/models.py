@@ -10,9 +10,34 @@ from dash import Input, Output, dcc, html
 from dashboard import ids, urlquery
 from dashboard.client import ApiError, segment
 from dashboard.context import Context, serving
-from dashboard.envdiff import env_diff
+from dashboard.envdiff import diff_view, env_diff
+from dashboard.panels import model_scope
+from dashboard.selectors import selector
 from dashboard.tables import error_box, table
 from dashboard.timeparse import fmt
+
+MAX_INSTANCES = 1000
+
+
+def model_instances(context: Context, topology: dict, model: str) -> list[str]:
+    """Return a model's instances as the board finds them: the topology's, else its series'."""
+    if not model:
+        return []
+    found, _hosts = model_scope(topology, model)
+    if found:
+        return found
+    try:
+        match = selector(None, {"model": [model]})
+        return context.client.label_values("instance", match=match, limit=MAX_INSTANCES)
+    except ApiError:
+        return []
+
+
+def _topology(context: Context) -> dict:
+    try:
+        return context.client.topology()
+    except ApiError:
+        return {}
 
 
 def _fingerprint_options(context: Context) -> list[dict]:
@@ -37,16 +62,20 @@ def layout(context: Context, **query) -> html.Div:
         models, note = [], error_box(f"Model registry not available: {exc.message}")
     else:
         note = None
-    rows = [
-        [
-            m.get("name"),
-            m.get("owner", ""),
-            m.get("description", ""),
-            ", ".join(m.get("versions", [])),
-            m.get("instances", ""),
-        ]
-        for m in models
-    ]
+    topology = _topology(context) if models else {}
+    rows = []
+    for m in models:
+        found = model_instances(context, topology, m.get("name"))
+        count = len(found) or m.get("instances") or 0
+        rows.append(
+            [
+                m.get("name"),
+                m.get("owner", ""),
+                m.get("description", ""),
+                ", ".join(m.get("versions", [])),
+                html.Span(str(count), title=", ".join(found)),
+            ]
+        )
     names = [m.get("name") for m in models]
     prints = _fingerprint_options(context)
     return html.Div(
@@ -87,6 +116,11 @@ def layout(context: Context, **query) -> html.Div:
                     ),
                 ],
                 className="pair",
+            ),
+            dcc.Checklist(
+                id=ids.ENV_ALL,
+                options=[{"label": " show the keys that agree too", "value": "all"}],
+                value=[],
             ),
             html.Div(id=ids.ENV_DIFF),
         ]
@@ -145,10 +179,12 @@ def register(app: dash.Dash, context: Context) -> None:
             for s in info.get("slas", [])
         ]
         oncall = info.get("oncall") or {}
+        found = model_instances(context, _topology(context), model)
         return html.Div(
             [
                 html.H3(f"{model} · owner {info.get('owner', '')}"),
                 html.P(info.get("description", "")),
+                html.P(f"Instances ({len(found)}): {', '.join(found) or 'none found'}"),
                 html.P(
                     "On call: "
                     + " · ".join(
@@ -167,8 +203,9 @@ def register(app: dash.Dash, context: Context) -> None:
         Output(ids.ENV_DIFF, "children"),
         Input(ids.ENV_LEFT, "value"),
         Input(ids.ENV_RIGHT, "value"),
+        Input(ids.ENV_ALL, "value"),
     )
-    def diff(left_id, right_id):
+    def diff(left_id, right_id, show_all):
         if left_id is None or right_id is None:
             return html.P("No fingerprints stored yet (the agent sends them).", className="empty")
         try:
@@ -177,22 +214,5 @@ def register(app: dash.Dash, context: Context) -> None:
             return error_box(exc.message)
         left, right = prints.get(left_id, {}), prints.get(right_id, {})
         rows = env_diff(left.get("fingerprint", {}), right.get("fingerprint", {}))
-        return html.Table(
-            [
-                html.Thead(
-                    html.Tr(
-                        [
-                            html.Th("key"),
-                            html.Th(left.get("host", "left")),
-                            html.Th(right.get("host", "right")),
-                        ]
-                    )
-                )
-            ]
-            + [
-                html.Tr([html.Td(k), html.Td(a), html.Td(b)], className="" if same else "diff")
-                for k, a, b, same in rows
-            ],
-            className="grid",
-            id="env-diff-table",
-        )
+        names = (left.get("host", "left"), right.get("host", "right"))
+        return diff_view(rows, names, show_all="all" in (show_all or []))

@@ -1,4 +1,4 @@
-"""On call: who holds each team now, the rotations and overrides, and a form to cover a shift."""
+"""On call now, the rotations and overrides, and forms to add a rotation and to cover a shift."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from dash import Input, Output, State, dcc, html, no_update
 from dashboard import ids, urlquery
 from dashboard.client import ApiError
 from dashboard.context import Context, serving
+from dashboard.rotationform import FIELDS as ROTATION_FIELDS
+from dashboard.rotationform import rotation_body
 from dashboard.tables import error_box, table, write_button
 from dashboard.timeparse import fmt, parse_when
 
@@ -73,7 +75,7 @@ def _listing(context: Context, model: str) -> list:
             id_="oncall-rotations",
         )
         if rotations
-        else html.P("No rotation yet: POST /api/v1/oncall/rotations.", className="empty"),
+        else html.P("No rotation yet: add one below.", className="empty"),
         html.H3("Overrides (the last 7 days and ahead)"),
         table(
             ["team", "model", "person", "contact", "from", "until", "reason"],
@@ -87,6 +89,41 @@ def _field(name: str, label: str, control) -> html.Label:
     return html.Label([label, control], className="form-field", id=f"oncall-field-{name}")
 
 
+def _rotation_form(model: str, can_write: bool) -> list:
+    text = {"type": "text", "debounce": False}
+    fields = [
+        ("name", "name *", dcc.Input(id=ids.ONCALL_ROT_NAME, placeholder="ranker infra", **text)),
+        ("team", "team *", dcc.Dropdown(id=ids.ONCALL_ROT_TEAM, options=list(TEAMS))),
+        (
+            "model",
+            "model (blank: every model)",
+            dcc.Input(id=ids.ONCALL_ROT_MODEL, value=model, **text),
+        ),
+        (
+            "members",
+            "members in turn * (name <contact>, ...)",
+            dcc.Input(id=ids.ONCALL_ROT_MEMBERS, placeholder="li.wei <@li.wei>, chen.yu", **text),
+        ),
+        (
+            "start",
+            "first turn starts (blank: now)",
+            dcc.Input(id=ids.ONCALL_ROT_START, placeholder="now or now-2d", **text),
+        ),
+        ("period_days", "days per turn", dcc.Input(id=ids.ONCALL_ROT_PERIOD, value="7", **text)),
+    ]
+    return [
+        html.H3("Add a rotation"),
+        html.P(
+            "Each member holds the team's shift for one period, in the order given, "
+            "from the start on.",
+            className="small",
+        ),
+        html.Div([_field(f"rot-{n}", label, c) for n, label, c in fields], className="form"),
+        write_button("Add rotation", ids.ONCALL_ROT_SUBMIT, can_write),
+        html.Span(id=ids.ONCALL_ROT_MSG, className="msg"),
+    ]
+
+
 def layout(context: Context, **query) -> html.Div:
     """Return the on-call page, for the URL's ``model`` (every model when absent)."""
     model = (urlquery.one(query, "model") or "")[:200]
@@ -98,7 +135,7 @@ def layout(context: Context, **query) -> html.Div:
         _field("person", "person *", dcc.Input(id=ids.ONCALL_PERSON, **text)),
         _field("contact", "contact", dcc.Input(id=ids.ONCALL_CONTACT, **text)),
         _field("start", "from (blank: now)", dcc.Input(id=ids.ONCALL_START, **text)),
-        _field("end", "until * (2024-12-03T08:00Z)", dcc.Input(id=ids.ONCALL_END, **text)),
+        _field("end", "until * (e.g. now+8h)", dcc.Input(id=ids.ONCALL_END, **text)),
         _field("reason", "reason", dcc.Input(id=ids.ONCALL_REASON, **text)),
     ]
     return html.Div(
@@ -113,6 +150,7 @@ def layout(context: Context, **query) -> html.Div:
             html.Div(form, className="form"),
             write_button("Add override", ids.ONCALL_SUBMIT, access.can_write),
             html.Span(id=ids.ONCALL_MSG, className="msg"),
+            *_rotation_form(model, access.can_write),
             dcc.Store(id=ids.ONCALL_VIEW, data=model),
         ]
     )
@@ -129,9 +167,9 @@ def override_body(values: dict, now: float) -> tuple[dict, dict[str, str]]:
     start = parse_when(body["start"]) if body["start"] else now
     end = parse_when(body["end"])
     if start is None:
-        errors["start"] = "unix seconds or ISO 8601, e.g. 2024-12-03T08:00Z"
+        errors["start"] = "a time such as now, now+1h, ISO 8601 or unix seconds"
     if end is None:
-        errors["end"] = "unix seconds or ISO 8601, e.g. 2024-12-03T20:00Z"
+        errors["end"] = "a time such as now+8h, ISO 8601 or unix seconds"
     elif start is not None and end <= start:
         errors["end"] = "must be after the start"
     body["start"], body["end"] = start, end
@@ -139,7 +177,7 @@ def override_body(values: dict, now: float) -> tuple[dict, dict[str, str]]:
 
 
 def register(app: dash.Dash, context: Context) -> None:
-    """Add the on-call page and its callback."""
+    """Add the on-call page and its callbacks."""
     dash.register_page(
         "oncall",
         path="/oncall",
@@ -164,17 +202,50 @@ def register(app: dash.Dash, context: Context) -> None:
     )
     def add(_clicks, *args):
         *values, view = args
-        access = context.access()
-        if not access.can_write:
-            return f"Read-only: {access.read_only_reason}", no_update
-        body, errors = override_body(dict(zip(FIELDS, values, strict=True)), time.time())
-        if errors:
-            return "Please fix: " + "; ".join(f"{k}: {v}" for k, v in errors.items()), no_update
-        try:
-            context.client.post("/api/v1/oncall/overrides", body, author=access.user)
-        except ApiError as exc:
-            return exc.explained(), no_update
-        until = fmt(body["end"])
-        return f"{body['person']} is on call for {body['team']} until {until}.", _listing(
-            context, view or ""
-        )
+        built = override_body(dict(zip(FIELDS, values, strict=True)), time.time())
+        return _submit(context, "/api/v1/oncall/overrides", built, view, _said_override)
+
+    @app.callback(
+        Output(ids.ONCALL_ROT_MSG, "children"),
+        Output(ids.ONCALL_LISTING, "children", allow_duplicate=True),
+        Input(ids.ONCALL_ROT_SUBMIT, "n_clicks"),
+        State(ids.ONCALL_ROT_NAME, "value"),
+        State(ids.ONCALL_ROT_TEAM, "value"),
+        State(ids.ONCALL_ROT_MODEL, "value"),
+        State(ids.ONCALL_ROT_MEMBERS, "value"),
+        State(ids.ONCALL_ROT_START, "value"),
+        State(ids.ONCALL_ROT_PERIOD, "value"),
+        State(ids.ONCALL_VIEW, "data"),
+        prevent_initial_call=True,
+    )
+    def add_rotation(_clicks, *args):
+        *values, view = args
+        built = rotation_body(dict(zip(ROTATION_FIELDS, values, strict=True)), time.time())
+        return _submit(context, "/api/v1/oncall/rotations", built, view, _said_rotation)
+
+
+def _said_override(body: dict) -> str:
+    return f"{body['person']} is on call for {body['team']} until {fmt(body['end'])}."
+
+
+def _said_rotation(body: dict) -> str:
+    first = body["members"][0]["name"]
+    return (
+        f"Rotation {body['name']} added: {first} holds {body['team']} first, "
+        f"{body['period_days']:g} d a turn from {fmt(body['start'])}."
+    )
+
+
+def _submit(context: Context, path: str, built: tuple, view, said) -> tuple:
+    """Post a form's body as the signed-in person; return what to say and the new listing."""
+    access = context.access()
+    if not access.can_write:
+        return f"Read-only: {access.read_only_reason}", no_update
+    body, errors = built
+    if errors:
+        return "Please fix: " + "; ".join(f"{k}: {v}" for k, v in errors.items()), no_update
+    try:
+        context.client.post(path, body, author=access.user)
+    except ApiError as exc:
+        return exc.explained(), no_update
+    return said(body), _listing(context, view or "")

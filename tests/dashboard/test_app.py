@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import httpx
 import numpy as np
+import pytest
 
 from dashboard.app import create_dashboard
 from dashboard.client import ApiClient
@@ -111,6 +113,13 @@ def test_demo_tells_the_long_input_story_deterministically():
     assert b1 < last and last - b1 == 20 * 60
     assert all("[demo]" in c["summary"] for c in bundle.changes)
     assert "DEMO" in bundle.sla["name"]
+
+
+@pytest.mark.integration
+def test_the_demo_seeds_both_hosts_fingerprints(demo_site):
+    base, _demo, _token = demo_site
+    prints = httpx.get(f"{base}/api/v1/fingerprints", timeout=30).json()
+    assert {"demo-gpu-node-1", "demo-gpu-node-2"} <= {p["host"] for p in prints}
 
 
 def test_up_and_demo_are_commands():

@@ -92,7 +92,7 @@ def test_zooming_one_panel_moves_every_panel(demo_site, browser, artifacts):
     _full_page_screenshot(browser, artifacts / "board.png")
     before = browser.execute_script(X_RANGES)
     assert len(before) == 16
-    drag = browser.find_elements(By.CSS_SELECTOR, "#board-graph .draglayer .xy3 .nsewdrag")[0]
+    drag = browser.find_elements(By.CSS_SELECTOR, "#board-graph .draglayer .x3y3 .nsewdrag")[0]
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", drag)
     width = drag.size["width"]
     ActionChains(browser).move_to_element_with_offset(
@@ -115,6 +115,62 @@ def test_zooming_one_panel_moves_every_panel(demo_site, browser, artifacts):
         lambda d: abs(int(d.current_url.split("from=")[1].split("&")[0]) - start) < 2
     )
     assert _severe(browser) == []
+
+
+HOVER_BOX = """
+return Array.from(document.querySelectorAll('#board-graph .hoverlayer .legend .traces'))
+  .map(e => e.textContent);
+"""
+STATUS_TOP = "return document.getElementById('board-status').getBoundingClientRect().top;"
+
+
+def test_board_reads_in_local_time_hovers_one_panel_and_keeps_its_status_in_view(
+    demo_site, browser
+):
+    from zoneinfo import ZoneInfo
+
+    base, demo, _token = demo_site
+    start = round(demo["breach"][0] - 3600)
+    browser.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Shanghai"})
+    try:
+        # a browser in Shanghai showing UTC shows UTC (Plotly would move epoch numbers)
+        _open_board(browser, base, demo)
+        utc = datetime.fromtimestamp(start, UTC).replace(tzinfo=None)
+        first = browser.execute_script(X_RANGES)["yaxis"][0]
+        assert abs((datetime.fromisoformat(first) - utc).total_seconds()) < 2
+        _open_board(browser, base, demo, tz="local")
+        WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+            lambda d: "Asia/Shanghai (UTC+08:00)" in d.find_element(By.ID, "board-status").text
+        )
+        time.sleep(0.5)
+        # the axis reads Shanghai's wall clock (not UTC, nor moved twice by the browser)
+        first = browser.execute_script(X_RANGES)["yaxis"][0]
+        local = datetime.fromtimestamp(start, ZoneInfo("Asia/Shanghai")).replace(tzinfo=None)
+        assert abs((datetime.fromisoformat(first) - local).total_seconds()) < 2
+        assert "tz=local" in browser.current_url
+        # hovering a panel lists that panel's series only, under one time
+        drag = browser.find_elements(By.CSS_SELECTOR, "#board-graph .draglayer .x3y3 .nsewdrag")[0]
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", drag)
+        ActionChains(browser).move_to_element(drag).perform()
+        lines = WebDriverWait(browser, 10).until(lambda d: d.execute_script(HOVER_BOX))
+        panel_traces = browser.execute_script(
+            "return document.querySelector('#board-graph .js-plotly-plot').data"
+            ".filter(t => t.yaxis === 'y3').length;"
+        )
+        assert 0 < len(lines) <= panel_traces < 20
+        # scrolled to the last panel, the window and line key are still in view
+        browser.execute_script("window.scrollTo(0, document.body.scrollHeight);")
+        time.sleep(0.3)
+        assert 0 <= browser.execute_script(STATUS_TOP) < 60
+        assert browser.find_element(By.CSS_SELECTOR, ".board-head .key").is_displayed()
+        loaded = browser.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name);"
+        )
+        assert any("plotly-basic.min.js" in u for u in loaded)
+        assert not any("package_data/plotly.min.js" in u for u in loaded)  # 1.5 MB not fetched
+        assert _severe(browser) == []
+    finally:
+        browser.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": ""})
 
 
 def test_changes_and_breach_are_marked(demo_site, browser):

@@ -74,7 +74,8 @@ def test_calendar_and_incident_figures_show_markup_literally():
     change = {"ts": T0, "kind": "config", "target": MARKUP, "summary": MARKUP, "id": MARKUP}
     calendar = calendar_figure([change], window=(T0 - 60, T0 + 60), now=T0)
     trace = calendar.data[0]  # customdata keeps the raw id: it is data, never drawn
-    assert trace.y[0] == SHOWN and SHOWN in trace.hovertext[0] and MARKUP not in trace.hovertext[0]
+    assert calendar.layout.yaxis.ticktext == (SHOWN,) and trace.text == (SHOWN,)
+    assert SHOWN in trace.hovertext[0] and MARKUP not in trace.hovertext[0]
     incident = incident_figure(
         sla={"name": MARKUP, "metric": "latency_p99"},
         sla_series=[_series(pod=MARKUP)],

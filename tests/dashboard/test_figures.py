@@ -9,6 +9,7 @@ from dashboard.client import Series
 from dashboard.downsample import minmax, minmax_grid
 from dashboard.figures.board import PanelData, board_figure
 from dashboard.figures.calendar import calendar_figure
+from dashboard.figures.clock import wall, walls
 from dashboard.figures.histogram import drift_series, psi
 from dashboard.figures.incident import incident_figure
 from dashboard.figures.sla import breach_intervals
@@ -91,16 +92,89 @@ def _board(changes=(), breaches=(), thresholds=None):
     )
 
 
-def test_board_puts_every_panel_on_one_time_axis():
+def test_board_panels_share_one_labelled_time_range_and_hover_per_panel():
     fig = _board().to_dict()
     layout = fig["layout"]
-    yaxes = [k for k in layout if k.startswith("yaxis")]
-    assert len(yaxes) == len(PANELS)
-    assert all(layout[k]["anchor"] == "x" for k in yaxes)
-    assert not [k for k in layout if k.startswith("xaxis") and k != "xaxis"]
-    assert {t.get("xaxis", "x") for t in fig["data"]} == {"x"}
-    assert layout["xaxis"]["range"] == [T0 * 1000, (T0 + 3600) * 1000]
-    assert layout["hovermode"] == "x" and layout["xaxis"]["spikemode"] == "across"
+    yaxes = sorted(k for k in layout if k.startswith("yaxis"))
+    xaxes = sorted(k for k in layout if k.startswith("xaxis"))
+    assert len(yaxes) == len(xaxes) == len(PANELS)
+    for y in yaxes:  # each panel on its own time axis, which shows its times
+        x = layout[y]["anchor"].replace("x", "xaxis")
+        assert layout[x]["showticklabels"] is True
+        assert layout[x]["range"] == ["2023-11-14 22:13:20.000", "2023-11-14 23:13:20.000"]
+    assert all(layout[k]["matches"] == "x" for k in xaxes if k != "xaxis")  # zoom one, zoom all
+    assert "matches" not in layout["xaxis"]
+    assert layout["hovermode"] == "x unified"  # one box per panel, under one vertical line
+    assert "hoversubplots" not in layout
+    assert {(t["xaxis"], t["yaxis"]) for t in fig["data"]} == {
+        (f"x{i}" if i > 1 else "x", f"y{i}" if i > 1 else "y") for i in range(1, len(PANELS) + 1)
+    }
+
+
+def _instances(n, panel=None, names=("lat",)):
+    panel = panel or PANELS[0]
+    series = [
+        _series(name, {"model": "m", "instance": f"i-{k}"}, [1, 2, 3])
+        for k in range(n)
+        for name in names
+    ]
+    return PanelData(panel, series)
+
+
+def test_each_panel_has_its_own_legend_with_distinct_colours():
+    twelve = _instances(12, PANELS[2])
+    fig = board_figure(
+        [_instances(4), _instances(3, PANELS[1], ("p50", "p95", "p99")), twelve],
+        window=(T0, T0 + 60),
+    ).to_dict()
+    by_axis: dict = {}
+    for t in fig["data"]:
+        by_axis.setdefault(t["yaxis"], []).append(t)
+    first, latency, crowded = by_axis["y"], by_axis["y2"], by_axis["y3"]
+    assert {t["legend"] for t in first} == {"legend"} and {t["legend"] for t in latency} == {
+        "legend2"
+    }
+    assert "legend" in fig["layout"] and "legend2" in fig["layout"]
+    # one entry per instance, whatever its variants; within a panel no colour twice
+    assert [t["name"] for t in latency if t["showlegend"]] == ["i-0", "i-1", "i-2"]
+    assert len({t["line"]["color"] for t in first}) == 4
+    entity = {t["legendgroup"]: t["line"]["color"] for t in latency}
+    assert len(set(entity.values())) == 3
+    # the same instance keeps its colour from panel to panel
+    colour = {t["name"]: t["line"]["color"] for t in first}
+    assert {t["name"]: t["line"]["color"] for t in latency if t["showlegend"]} == {
+        k: colour[k] for k in ("i-0", "i-1", "i-2")
+    }
+    # twelve series: no legend to crowd the panel, names on hover, ten colours before repeats
+    assert not any(t["showlegend"] for t in crowded) and "legend3" not in fig["layout"]
+    assert len({t["line"]["color"] for t in crowded}) == 10
+    assert all("i-" in t["hovertemplate"] for t in crowded)
+
+
+def test_board_reads_in_a_local_zone_by_moving_every_time():
+    change = {"id": "c1", "ts": T0 + 600, "owner": "algo"}
+    panel = _instances(1)
+    utc = board_figure([panel], window=(T0, T0 + 60), changes=[change]).to_dict()
+    local = board_figure(
+        [panel], window=(T0, T0 + 60), changes=[change], breaches=[(T0, T0 + 30)], offset=3600
+    ).to_dict()
+    # times go as zone-free strings: Plotly would move numbers into the browser's zone
+    assert utc["layout"]["xaxis"]["range"][0] == utc["data"][0]["x0"] == "2023-11-14 22:13:20.000"
+    assert (
+        local["layout"]["xaxis"]["range"][0] == local["data"][0]["x0"] == "2023-11-14 23:13:20.000"
+    )
+    shapes = {s["name"]: s for s in local["layout"]["shapes"]}
+    assert shapes["change:c1"]["x0"] == "2023-11-14 23:23:20.000"
+    assert shapes["breach"]["x0"] == "2023-11-14 23:13:20.000"
+    assert change["ts"] == T0 + 600  # the caller's change is left as it was
+
+
+def test_times_are_written_as_plotly_draws_them_whatever_the_browsers_zone():
+    assert wall(T0) == "2023-11-14 22:13:20.000"
+    assert walls([T0, T0 + 0.25], offset=8 * 3600) == [
+        "2023-11-15 06:13:20.000",
+        "2023-11-15 06:13:20.250",
+    ]
 
 
 def test_board_marks_changes_breaches_and_thresholds():
@@ -109,7 +183,7 @@ def test_board_marks_changes_breaches_and_thresholds():
     names = [s.get("name") for s in fig["layout"]["shapes"]]
     assert names.count("change:c1") == 1 and names.count("breach") == 1
     assert names.count("threshold") == 1
-    markers = [t for t in fig["data"] if t["name"] == "changes"]
+    markers = [t for t in fig["data"] if t["name"] == "change"]
     assert len(markers) == len(PANELS)
     assert "v2" in markers[0]["hovertext"][0]
 
@@ -141,7 +215,7 @@ def test_incident_figure_draws_a_suspect_change_across_the_rows():
         changes=[change],
     ).to_dict()
     (marker,) = [s for s in fig["layout"]["shapes"] if s.get("name") == "change"]
-    assert marker["x0"] == marker["x1"] == (T0 + 20) * 1000.0
+    assert marker["x0"] == marker["x1"] == wall(T0 + 20)
     assert marker["yref"] == "paper" and "#1 change chg-17" in marker["label"]["text"]
 
 
@@ -153,6 +227,28 @@ def test_calendar_shows_planned_hollow_and_done_filled():
     fig = calendar_figure(changes, window=(T0 - 60, T0 + 120), now=T0 + 30).to_dict()
     (trace,) = fig["data"]
     assert trace["marker"]["symbol"] == ["circle", "circle-open"]
+
+
+def test_calendar_puts_changes_close_in_time_on_their_own_lanes():
+    # The demo's four changes: three on the model within 30 min, seen in a 9-day window.
+    changes = [
+        {"id": "demo-chg-1", "ts": T0 - 4 * 3600, "kind": "image", "target": "model:m"},
+        {"id": "demo-chg-2", "ts": T0 - 95 * 60, "kind": "infra", "target": "host:h"},
+        {"id": "demo-chg-3", "ts": T0 - 7 * 60, "kind": "feature", "target": "model:m"},
+        {"id": "demo-chg-4", "ts": T0 + 22 * 60, "kind": "capacity", "target": "model:m"},
+    ]
+    window = (T0 - 7 * 86400, T0 + 2 * 86400)
+    fig = calendar_figure(changes, window=window, now=T0).to_dict()
+    rows = {t["text"][0]: t["y"][0] for t in fig["data"]}
+    model_rows = [rows[f"demo-chg-{i}"] for i in (1, 3, 4)]
+    assert len(set(model_rows)) == 3  # none drawn over another
+    assert rows["demo-chg-2"] not in model_rows
+    axis = fig["layout"]["yaxis"]
+    assert list(axis["ticktext"]) == ["host:h", "model:m"]  # one tick per target, not per lane
+    assert fig["layout"]["height"] >= 140 + 26 * 4
+    apart = [{**c, "ts": T0 - i * 86400} for i, c in enumerate(changes)]
+    spread = calendar_figure(apart, window=window, now=T0).to_dict()
+    assert {t["y"][0] for t in spread["data"] if t["text"][0] != "demo-chg-2"} == {1.0}
 
 
 def test_selectors_follow_the_topology():
@@ -187,7 +283,7 @@ def test_uniform_series_are_sent_without_x_values():
         PANELS[0], [_series("model_requests_per_second", {"instance": "i"}, [1, 2, 3])]
     )
     (trace, *_rest) = board_figure([panel], window=(T0, T0 + 60)).data
-    assert trace.x is None and trace.x0 == T0 * 1000 and trace.dx == 15000
+    assert trace.x is None and trace.x0 == wall(T0) and trace.dx == 15000
 
 
 @pytest.mark.parametrize("rows", range(1, 12))

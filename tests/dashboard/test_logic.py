@@ -6,7 +6,13 @@ from dashboard import ids
 from dashboard.access import resolve_access
 from dashboard.changeform import change_body
 from dashboard.envdiff import env_diff
-from dashboard.pages.board import next_window, view_url
+from dashboard.pages.board import (
+    effective_zone,
+    next_window,
+    refresh_seconds,
+    typed_window,
+    view_url,
+)
 from dashboard.pages.capacity import plan_body
 
 
@@ -21,12 +27,50 @@ def test_zoom_sets_a_custom_window_and_reset_returns_to_the_preset():
     assert next_window(ids.BOARD_GRAPH, state, "1h", {"autosize": True}) is None
 
 
+def test_zoom_on_any_panel_and_in_a_local_zone_gives_the_utc_window():
+    state = {"model": "m", "start": 0, "end": 3600, "preset": "1h"}
+    zoom = {"xaxis7.range[0]": "2024-01-01 01:10:00", "xaxis7.range[1]": "2024-01-01 01:20:00"}
+    new = next_window(ids.BOARD_GRAPH, state, "1h", zoom, offset=3600)
+    assert new["start"] == 1704067800.0 and new["end"] - new["start"] == 600  # 00:10 UTC
+    reset = next_window(ids.BOARD_GRAPH, new, "custom", {"xaxis12.autorange": True})
+    assert reset["preset"] == "1h"
+    ranged = next_window(ids.BOARD_GRAPH, state, "1h", {"xaxis3.range": [0, 60_000]})
+    assert (ranged["start"], ranged["end"]) == (0, 60)
+
+
+def test_a_typed_range_reads_relative_and_local_times_and_says_what_is_wrong():
+    now = 1_704_067_200.0  # 2024-01-01 00:00 UTC
+    state = {"model": "m", "start": 0, "end": 1, "preset": "6h"}
+    new, error = typed_window(state, "now-2h", "", "UTC", now=now)
+    assert error == "" and (new["start"], new["end"]) == (now - 7200, now)
+    assert new["preset"] == "custom" and new["last_preset"] == "6h"
+    berlin, _ = typed_window(
+        state, "2024-01-01 00:00", "2024-01-01 01:00", "Europe/Berlin", now=now
+    )
+    assert berlin["start"] == now - 3600  # midnight in Berlin is 23:00 UTC
+    assert typed_window(state, "yesterday", "now", "UTC", now=now) == (
+        None,
+        "From: give a time such as now-2h, 2h ago, 2024-11-25 08:00 (UTC) or unix seconds",
+    )
+    assert typed_window(state, "now", "now-1h", "UTC", now=now)[1] == "To must be after From"
+    assert typed_window(state, "now-100d", "now", "UTC", now=now)[1] == "at most 90 days at once"
+
+
+def test_refresh_choices_and_zones():
+    assert [refresh_seconds(v) for v in ("0", "10", "30", "60", "300", "1", "7", None, "x")] == [
+        0, 10, 30, 60, 300, 30, 0, 0, 0,
+    ]  # fmt: skip
+    assert effective_zone("local", "Asia/Shanghai") == "Asia/Shanghai"
+    assert effective_zone("UTC", "Asia/Shanghai") == effective_zone("local", None) == "UTC"
+
+
 def test_view_url_is_a_deep_link():
     state = {"model": "m", "start": 100.4, "end": 200.6, "preset": "custom"}
-    assert view_url(state, ["i-1"], [], ["0", "1"], ["on"]) == (
-        "?model=m&from=100&to=201&instance=i-1&gpu=0%2C1&refresh=1"
+    assert view_url(state, ["i-1"], [], ["0", "1"], 60, zone="local") == (
+        "?model=m&from=100&to=201&instance=i-1&gpu=0%2C1&refresh=60&tz=local"
     )
-    assert view_url({**state, "preset": "6h"}, [], [], [], []) == "?model=m&range=6h"
+    assert view_url({**state, "preset": "6h"}, [], [], [], 0) == "?model=m&range=6h"
+    assert view_url({**state, "preset": "15m"}, [], [], [], "1") == "?model=m&range=15m&refresh=30"
 
 
 def test_change_form_validates_and_builds_the_body():
@@ -108,3 +152,153 @@ def test_incident_draws_the_top_five_with_changes_as_markers():
     rows, changes = drawn_suspects(suspects)
     assert [s["rank"] for s in rows] == [2, 4, 5]
     assert [s["rank"] for s in changes] == [1]
+
+
+class FakeClient:
+    """Answers a page's API calls from a dict of path -> answer; records what it posted."""
+
+    def __init__(self, answers: dict, labels: dict | None = None):
+        self.answers, self.labels, self.posted = answers, labels or {}, []
+
+    def get(self, path, **_params):
+        from dashboard.client import ApiError
+
+        if path not in self.answers:
+            raise ApiError(404, f"the service has nothing at {path}")
+        return self.answers[path]
+
+    def topology(self):
+        return self.get("/api/v1/topology")
+
+    def label_values(self, name, match=None, limit=1000):
+        return self.labels.get((name, match), [])
+
+    def post(self, path, body=None, *, author=None):
+        self.posted.append((path, body))
+        return self.get(path)
+
+
+def _context(client):
+    from dashboard.context import Context
+    from dashboard.settings import DashboardSettings
+
+    return Context(client, DashboardSettings(api_url="http://127.0.0.1:9"))
+
+
+def _find(tree, id_):
+    if getattr(tree, "id", None) == id_:
+        return tree
+    children = getattr(tree, "children", None)
+    for child in children if isinstance(children, list) else [children]:
+        if child is not None and not isinstance(child, str | int | float):
+            found = _find(child, id_)
+            if found is not None:
+                return found
+    return None
+
+
+def _text(tree) -> str:
+    if tree is None or isinstance(tree, str | int | float):
+        return "" if tree is None else str(tree)
+    children = getattr(tree, "children", None)
+    return " ".join(_text(c) for c in (children if isinstance(children, list) else [children]))
+
+
+def _cells(table) -> list[list[str]]:
+    thead, tbody = table.children
+    head = [[_text(th) for th in thead.children.children]]
+    return head + [[_text(td) for td in tr.children] for tr in tbody.children]
+
+
+def test_models_page_counts_instances_as_the_board_does():
+    from dashboard.pages import models
+
+    serves = [{"from": f"instance:i-{i}", "to": "model:m", "kind": "serves"} for i in range(4)]
+    client = FakeClient(
+        {
+            "/api/v1/models": [
+                {"name": "m", "versions": ["1"], "instances": 0},
+                {"name": "n", "versions": [], "instances": 0},
+                {"name": "quiet", "versions": [], "instances": 0},
+            ],
+            "/api/v1/topology": {"nodes": [], "edges": serves},
+            "/api/v1/fingerprints": [],
+        },
+        labels={("instance", '{model="n"}'): ["n-1", "n-2"]},
+    )
+    rows = _cells(_find(models.layout(_context(client)), "models-table"))
+    assert rows[0][-1] == "instances"
+    assert {r[0]: r[-1] for r in rows[1:]} == {"m": "4", "n": "2", "quiet": "0"}
+
+
+def test_env_diff_of_identical_fingerprints_says_no_differences():
+    from dashboard.envdiff import diff_view
+
+    flags = [f"flag_{i:03d}" for i in range(90)]
+    fp = {"driver": "550", "cpu": {"flags": flags}, "packages": {"torch": None}}
+    shown = diff_view(env_diff(fp, fp), ("a", "b"))
+    assert "No differences" in _text(shown[0]) and len(shown) == 1  # no table of equal keys
+    every = diff_view(env_diff(fp, fp), ("a", "b"), show_all=True)
+    assert [r[0] for r in _cells(every[1])[1:]] == ["cpu.flags", "driver", "packages.torch"]
+    folded = every[1].children[1].children[0].children[1].children  # cpu.flags on the left
+    assert _text(folded.children[0]) == "90 items"  # folded, not a wall of flags
+
+
+def test_env_diff_shows_only_differing_keys_and_marks_the_differing_items():
+    from dash import html
+
+    from dashboard.envdiff import diff_view
+
+    flags = [f"flag_{i:03d}" for i in range(90)]
+    left = {"driver": "550", "cpu": {"flags": flags}, "python": "3.11"}
+    right = {"driver": "535", "cpu": {"flags": [*flags[:-1], "amx"]}, "python": "3.11"}
+    verdict, grid = diff_view(env_diff(left, right), ("a", "b"))
+    assert "2 of 3 keys differ" in _text(verdict)
+    rows = grid.children[1].children
+    assert [_text(r.children[0]) for r in rows] == ["cpu.flags", "driver"]
+
+    def marked(cell):
+        return [_text(c) for c in cell.children.children if isinstance(c, html.Mark)]
+
+    assert marked(rows[0].children[1]) == ["flag_089"] and marked(rows[0].children[2]) == ["amx"]
+    folded = rows[0].children[1].children.children[-1]
+    assert isinstance(folded, html.Details) and "89 on both sides" in _text(folded.children[0])
+
+
+def test_change_form_examples_are_times_around_now():
+    from dashboard.pages.changes import time_examples
+    from dashboard.timeparse import parse_when
+
+    now = 1_796_290_000.0
+    examples = time_examples(now)
+    planned = [parse_when(e, now=now) for e in examples["planned_ts"].split(" or ")]
+    assert all(now < t <= now + 3 * 3600 for t in planned), examples
+    happened = [parse_when(e, now=now) for e in examples["ts"].split(" or ")]
+    assert all(now - 3600 < t <= now for t in happened), examples
+    assert change_body({"kind": "deploy", "owner": "algo", "ts": "now-10m"})[1] == {}
+
+
+def test_every_changes_table_column_has_a_header():
+    from dashboard.pages.changes import change_listing
+    from dashboard.pages.incidents import changes_table
+
+    change = {"id": "c1", "ts": 1.0, "kind": "config", "owner": "infra", "unplanned": True}
+    for grid in (changes_table([change]), change_listing([change])):
+        head, row = _cells(grid)
+        assert all(h.strip() for h in head), head
+        assert head[row.index("unplanned")] == "flag"
+
+
+def test_capacity_page_shows_the_plan_of_the_first_model_on_load():
+    from dashboard.pages import capacity
+
+    plan = {"replicas": 2, "replicas_with_redundancy": 3, "fits_sla": True, "steps": ["x"]}
+    client = FakeClient(
+        {"/api/v1/models": [{"name": "m"}, {"name": "n"}], "/api/v1/capacity/plan": plan}
+    )
+    page = capacity.layout(_context(client))
+    assert "3 replicas (2 before redundancy)" in _text(_find(page, "capacity-result"))
+    ((path, body),) = client.posted
+    assert body["model"] == "m" and "qps_per_replica" not in body  # measured for the model
+    assert capacity.initial_values({"model": "n"}, ["m"])["model"] == "n"
+    assert capacity.initial_values({}, [])["qps_per_replica"] == 40  # no model: the example

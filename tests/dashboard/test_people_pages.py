@@ -1,4 +1,4 @@
-"""The on-call and SLA pages: list, cover a shift, change an SLA and its document."""
+"""The on-call and SLA pages: list, add a rotation, cover a shift, change an SLA and its doc."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from dashboard.pages.oncall import override_body
 from dashboard.pages.slas import edited, objective
+from dashboard.rotationform import parse_members, rotation_body
 from tests.dashboard.test_browser import IGNORED, _severe
 
 T0 = 1_733_131_500.0
@@ -24,6 +25,39 @@ def test_override_form_checks_each_field():
     assert set(errors) == {"end"}
     _, errors = override_body({"team": "algo", "person": "a", "end": str(T0 - 60)}, T0)
     assert errors == {"end": "must be after the start"}
+
+
+def test_rotation_form_checks_each_field_and_reads_members_in_turn():
+    values = {
+        "name": " ranker infra ",
+        "team": "infra",
+        "members": "wang.fang (demo) <@wang.fang>, sam.ops",
+        "period_days": "14",
+    }
+    body, errors = rotation_body(values, T0)
+    assert errors == {}
+    assert body == {
+        "name": "ranker infra",
+        "team": "infra",
+        "model": "",
+        "members": [
+            {"name": "wang.fang (demo)", "contact": "@wang.fang"},
+            {"name": "sam.ops", "contact": ""},
+        ],
+        "start": T0,
+        "period_days": 14.0,
+    }
+    assert rotation_body(values | {"start": "now-2d", "period_days": ""}, T0)[0]["start"] == (
+        T0 - 2 * 86400
+    )
+    _, errors = rotation_body(
+        {"team": "ops", "members": " , ", "start": "soon", "period_days": "0"}, T0
+    )
+    assert set(errors) == {"name", "team", "members", "start", "period_days"}
+    _, errors = rotation_body(values | {"members": "a <b> c"}, T0)
+    assert "not a name" in errors["members"]
+    with pytest.raises(ValueError, match="<@x>"):
+        parse_members("<@x>")  # a contact without a name
 
 
 def test_sla_objective_and_edit_keep_what_the_form_does_not_show():
@@ -58,7 +92,7 @@ def test_sla_objective_and_edit_keep_what_the_form_does_not_show():
 
 
 @pytest.mark.integration
-def test_cover_a_shift_and_change_an_sla_in_the_browser(demo_site, browser, artifacts):
+def test_cover_a_shift_add_a_rotation_and_edit_an_sla_in_the_browser(demo_site, browser, artifacts):
     base, _demo, token = demo_site
     auth = {"Authorization": f"Bearer {token}"}
     sla = {
@@ -105,6 +139,29 @@ def test_cover_a_shift_and_change_an_sla_in_the_browser(demo_site, browser, arti
         f"{base}/api/v1/oncall", params={"model": "browser-test-model"}, headers=auth, timeout=30
     ).json()
     assert who["infra"]["person"] == "sam.ops"
+
+    browser.find_element(By.ID, "oncall-rot-team").click()
+    WebDriverWait(browser, 10, ignored_exceptions=IGNORED).until(
+        lambda d: [
+            o
+            for o in d.find_elements(By.CSS_SELECTOR, ".dash-dropdown-options [role=option]")
+            if o.text.strip() == "algo"
+        ]
+    )[0].click()
+    browser.find_element(By.TAG_NAME, "h2").click()
+    assert browser.find_element(By.ID, "oncall-rot-model").get_attribute("value") == (
+        "browser-test-model"
+    )
+    browser.find_element(By.ID, "oncall-rot-name").send_keys("browser-test algo")
+    browser.find_element(By.ID, "oncall-rot-members").send_keys("ana.test <@ana>, bo.test")
+    browser.find_element(By.ID, "oncall-rot-start").send_keys("now-1h")
+    for expected in ("ana.test holds algo first", "a rotation named browser-test algo exists"):
+        browser.find_element(By.ID, "oncall-rot-submit").click()  # the second time: taken
+        WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+            lambda d, expected=expected: expected in d.find_element(By.ID, "oncall-rot-msg").text
+        )
+    assert "browser-test algo" in browser.find_element(By.ID, "oncall-rotations").text
+    assert "ana.test" in browser.find_element(By.ID, "oncall-now").text
 
     browser.get(f"{base}/slas?sla=browser-test p99")
     WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(

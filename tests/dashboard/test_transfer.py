@@ -17,6 +17,7 @@ BASE = "http://127.0.0.1:8400"
 OUTSIDE = re.compile(r"""https?://(?!127\.0\.0\.1:8400)[^\s"'<>)]+""")
 REFS = re.compile(r"""(?:src|href)="([^"]+)"|url: '([^']+)'""")
 DASHBOARD = Path(__file__).resolve().parents[2] / "dashboard"
+PLOTLY_BASIC = DASHBOARD / "assets" / "plotly-basic.min.js"  # vendored, as released
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_gzipped_ingest_body_still_reaches_the_route(client):
 def test_no_dashboard_source_names_an_outside_host():
     allowed = ("http://127.0.0.1", "http://localhost")
     for path in DASHBOARD.rglob("*"):
-        if path.suffix not in {".py", ".css", ".js", ".html"}:
+        if path.suffix not in {".py", ".css", ".js", ".html"} or path == PLOTLY_BASIC:
             continue
         for url in OUTSIDE.findall(path.read_text(encoding="utf-8")):
             assert url.startswith(allowed), f"{path}: {url}"
@@ -97,3 +98,16 @@ def test_docs_render_in_chromium_without_internet(demo_site, browser):
     title = browser.find_element(By.CSS_SELECTOR, ".swagger-ui .info .title").text
     assert "causeline" in title
     assert browser.find_elements(By.CSS_SELECTOR, ".swagger-ui .opblock")
+
+
+def test_pages_draw_with_the_small_plotly_bundle_of_the_plotly_in_use(client):
+    from plotly.offline import get_plotlyjs_version
+
+    head = PLOTLY_BASIC.read_text(encoding="utf-8")[:200]
+    vendored = re.search(r"plotly\.js \(basic - minified\) v(\d+)\.(\d+)\.\d+", head)
+    assert vendored, head
+    assert vendored.groups() == tuple(get_plotlyjs_version().split(".")[:2])
+    page = client.get("/board").text
+    refs = [a or b for a, b in REFS.findall(page)]
+    assert any(r.split("?")[0].endswith("/assets/plotly-basic.min.js") for r in refs), refs
+    assert not any("package_data/plotly.min.js" in r for r in refs)  # loaded only if missing

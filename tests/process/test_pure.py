@@ -92,3 +92,18 @@ def test_review_of_an_incident_without_suspects():
         {"id": 1, "sla": "s", "status": "open", "breach_start": 1733131500, "suspects": []}
     )
     assert "No suspect was ranked" in text and "## Action items" in text
+
+
+def test_recovery_note_reads_in_plain_words():
+    from correlator.process.evaluator import recovered_note
+
+    sla = {"metric": "model_latency_p95_ms", "op": ">", "threshold": 50.0, "for_seconds": 120.0}
+    assert recovered_note(sla, 41.234) == (
+        "SLA recovered: model_latency_p95_ms is back at or below 50 ms "
+        "(last value 41.23 ms; SLA: above 50 ms for 120 s is a breach)"
+    )
+    low = {"metric": "model_requests_per_second", "op": "<", "threshold": 10, "for_seconds": 0}
+    assert recovered_note(low) == (
+        "SLA recovered: model_requests_per_second is back at or above 10 "
+        "(SLA: below 10 is a breach)"
+    )
