@@ -19,6 +19,14 @@ from collector.requests import QUANTILES
 
 Scraped = list[tuple[str, dict[str, str], float]]
 PERCENTILE_NAMES = {str(q): name for q, name in QUANTILES}
+# vLLM's token latencies: (its histogram names, newest first; the vocabulary's prefix).
+TOKEN_LATENCIES = (
+    (("vllm:time_to_first_token_seconds",), "model_time_to_first_token"),
+    (
+        ("vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
+        "model_inter_token_latency",
+    ),
+)
 
 
 class Mapper:
@@ -126,6 +134,7 @@ class VllmMapper(Mapper):
 
     def map_model(self, key, rows, labels, seconds, out: Reading) -> None:
         """Add QPS, queue, running batch, latency percentiles and prompt lengths."""
+        self._token_latencies(key, rows, labels, out)
         done = self._inc(key, rows, "vllm:request_success_total")
         if done is not None and seconds > 0:
             out.add("model_requests_per_second", done / seconds, labels)
@@ -146,6 +155,20 @@ class VllmMapper(Mapper):
             les = [le_text(b) for b in INPUT_LENGTH_BOUNDS] + ["+Inf"]
             for le, count in zip(les, counts, strict=True):
                 out.add("model_input_length_bucket", count, {**labels, "le": le})
+
+    def _token_latencies(self, key, rows, labels, out: Reading) -> None:
+        """Add time-to-first-token and inter-token latency percentiles (ms) of the window."""
+        present = {n for n, _, _ in rows}
+        for names, prefix in TOKEN_LATENCIES:
+            name = next((n for n in names if f"{n}_bucket" in present), None)
+            if name is None:
+                continue
+            window = self._buckets(key, rows, name, delta=True)
+            for q, metric in QUANTILES:
+                value = bucket_quantile(q, window)
+                if value is not None:
+                    suffix = metric.removeprefix("model_latency_")  # p50_ms, p95_ms, p99_ms
+                    out.add(f"{prefix}_{suffix}", value * 1000.0, labels)
 
 
 class TorchServeMapper(Mapper):

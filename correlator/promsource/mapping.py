@@ -10,6 +10,8 @@ import yaml
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+BUILT_IN = "built-in"  # ``extends: built-in`` starts from the shipped mapping
+MAX_EXTENDS = 4  # files one mapping may stand on, in a chain
 
 
 class MappingError(ValueError):
@@ -134,11 +136,16 @@ def _rule(metric: str, spec: object, where: str) -> MetricRule:
     )
 
 
-def parse_mapping(doc: object, origin: str = "<mapping>") -> Mapping:
-    """Validate a parsed mapping document; raise ``MappingError`` naming the field."""
+def parse_mapping(doc: object, origin: str = "<mapping>", base: Mapping | None = None) -> Mapping:
+    """Validate a parsed mapping document; raise ``MappingError`` naming the field.
+
+    With ``base`` (the mapping the document ``extends``), the document's rules replace the
+    base's rules of the same metrics and keep the others.
+    """
     if not isinstance(doc, dict):
         raise MappingError(f"{origin}: must be a mapping with 'metrics' and 'passthrough'")
-    unknown = set(doc) - {"version", "max_points", "step_seconds", "metrics", "passthrough"}
+    fields = {"version", "max_points", "step_seconds", "metrics", "passthrough", "extends"}
+    unknown = set(doc) - fields
     if unknown:
         raise MappingError(f"{origin}: unknown field(s) {', '.join(sorted(unknown))}")
     if doc.get("version", 1) != 1:
@@ -160,8 +167,10 @@ def parse_mapping(doc: object, origin: str = "<mapping>") -> Mapping:
         if name in rules:
             raise MappingError(f"{origin}: {name} is both in 'metrics' and 'passthrough'")
         rules[name] = MetricRule(metric=name, query=name, keep_all=True)
-    max_points = doc.get("max_points", 11_000)
-    step = doc.get("step_seconds", 15.0)
+    if base is not None:
+        rules = {**base.rules, **rules}
+    max_points = doc.get("max_points", base.max_points if base else 11_000)
+    step = doc.get("step_seconds", base.step_seconds if base else 15.0)
     if not isinstance(max_points, int) or max_points < 2:
         raise MappingError(f"{origin}: max_points must be an integer >= 2")
     if not isinstance(step, int | float) or step <= 0:
@@ -169,8 +178,12 @@ def parse_mapping(doc: object, origin: str = "<mapping>") -> Mapping:
     return Mapping(rules=rules, max_points=max_points, step_seconds=float(step), origin=origin)
 
 
-def load_mapping(path: str | Path | None = None) -> Mapping:
-    """Read a mapping YAML file, or the built-in default when no path is given."""
+def load_mapping(path: str | Path | None = None, *, _chain: tuple[Path, ...] = ()) -> Mapping:
+    """Read a mapping YAML file, or the built-in default when no path is given.
+
+    A file may say ``extends: built-in`` or ``extends: OTHER.yml`` (relative to itself) to
+    start from that mapping and replace or add rules (e.g. a model server's metrics).
+    """
     from correlator.promsource.defaults import DEFAULT_MAPPING_YAML
 
     if path is None:
@@ -182,4 +195,22 @@ def load_mapping(path: str | Path | None = None) -> Mapping:
         raise MappingError(f"{path}: cannot read: {exc}") from exc
     except yaml.YAMLError as exc:
         raise MappingError(f"{path}: broken YAML: {exc}") from exc
-    return parse_mapping(doc, str(path))
+    return parse_mapping(doc, str(path), _extended(doc, path, _chain))
+
+
+def _extended(doc: object, path: Path, chain: tuple[Path, ...]) -> Mapping | None:
+    """Return the mapping a document extends, or None; refuse cycles and long chains."""
+    parent = doc.get("extends") if isinstance(doc, dict) else None
+    if parent is None:
+        return None
+    if not isinstance(parent, str) or not parent:
+        raise MappingError(f"{path}: extends: give '{BUILT_IN}' or a mapping file's path")
+    if parent == BUILT_IN:
+        return load_mapping()
+    chain = (*chain, path.resolve())
+    target = (path.parent / parent).resolve()
+    if target in chain:
+        raise MappingError(f"{path}: extends: {parent} extends this file again (a cycle)")
+    if len(chain) >= MAX_EXTENDS:
+        raise MappingError(f"{path}: extends: more than {MAX_EXTENDS} files in a chain")
+    return load_mapping(target, _chain=chain)

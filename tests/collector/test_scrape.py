@@ -109,6 +109,12 @@ def test_vllm_histograms_to_percentiles_and_input_length_buckets(exposition):
     assert _get(second, "model_latency_p50_ms", model=VLLM) == pytest.approx(500.0)
     assert _get(second, "model_latency_p95_ms", model=VLLM) == pytest.approx(1000.0)
     assert _get(second, "model_latency_p99_ms", model=VLLM) == pytest.approx(1500.0)
+    # time to first token, window deltas <=0.02:10 <=0.04:50 <=0.1:90 <=0.25:100
+    assert _get(second, "model_time_to_first_token_p50_ms", model=VLLM) == pytest.approx(40.0)
+    assert _get(second, "model_time_to_first_token_p95_ms", model=VLLM) == pytest.approx(175.0)
+    # inter-token latency, window deltas <=0.01:200 <=0.025:500 <=0.05:600
+    assert _get(second, "model_inter_token_latency_p50_ms", model=VLLM) == pytest.approx(15.0)
+    assert _get(first, "model_time_to_first_token_p50_ms", model=VLLM) is None  # no window yet
     b = {s.labels["le"]: s.value for s in second.samples if s.name == "model_input_length_bucket"}
     assert list(b) == ["16", "32", "64", "128", "256", "512", "1024", "2048", "+Inf"]
     assert b["+Inf"] == 500 and b["1024"] == 500 and b["2048"] == 500
