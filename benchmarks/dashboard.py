@@ -73,7 +73,7 @@ def _demo_board(hours: float) -> str:
 
 def _bundle_board(bundle: Path) -> str:
     from causeline.cli import main
-    from correlator.process.evaluator import evaluate_once
+    from correlator.incidents.evaluator import evaluate_once
     from correlator.settings import ServiceSettings
     from correlator.store.engine import make_engine
 

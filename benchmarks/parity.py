@@ -70,7 +70,7 @@ def check(folder: Path, engine_name: str, tmp: Path) -> dict:
     """Return the three answers for one bundle and whether they agree."""
     from correlator.analysis import analyze
     from correlator.bundle import read_bundle, write_bundle
-    from correlator.process.snapshot import analyze_stored
+    from correlator.incidents.snapshot import analyze_stored
     from correlator.store.bundles import export_bundle, import_bundle, recorded_window
     from correlator.store.engine import make_engine
 

@@ -71,13 +71,13 @@ def test_agent_install_runs_without_the_server_stack():
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def test_store_imports_no_api_process_alerts_or_prometheus_source():
+def test_store_imports_no_api_incidents_alerts_or_prometheus_source():
     for path in _files("correlator/store"):
         for name in _imports(path):
             assert not name.startswith(
                 (
                     "correlator.api",
-                    "correlator.process",
+                    "correlator.incidents",
                     "correlator.alerts",
                     "correlator.promsource",
                     "correlator.analysis",

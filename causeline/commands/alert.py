@@ -67,7 +67,7 @@ def register(sub) -> None:
 
 
 def _config(routes: str | None):
-    from correlator.alerts.routes import load_config
+    from correlator.alerts.routing import load_config
     from correlator.settings import ServiceSettings
 
     settings = ServiceSettings(**({"alert_routes_file": routes} if routes else {}))
@@ -97,7 +97,7 @@ def channels_cmd(args) -> int:
 
 def test_cmd(args) -> int:
     """Render a test incident for one channel and post it; print the platform's answer."""
-    from correlator.alerts.channels import format_module
+    from correlator.alerts.formats import alert_format
     from correlator.alerts.masking import channel_secrets, scrub_cut
     from correlator.alerts.messages import build_message
     from correlator.alerts.transport import HttpTransport
@@ -110,18 +110,18 @@ def test_cmd(args) -> int:
     now = time.time()
     incident = TEST_INCIDENT | {"breach_start": now - 60}
     message = build_message(incident, "opened", sla=None, public_url=settings.public_url, now=now)
-    mod = format_module(channel.kind)
+    fmt = alert_format(channel.kind)
     transport = HttpTransport(settings.alert_http_timeout_seconds)
     secrets = channel_secrets(channel.url, channel.secret, channel.headers)
     try:
         status, text = transport.post(
-            mod.request(mod.render(message), channel, now=now, delivery_id="causeline-test")
+            fmt.request(fmt.render(message), channel, now=now, delivery_id="causeline-test")
         )
     except Exception as exc:
         raise CliError(scrub_cut(f"{type(exc).__name__}: {exc}", MAX_ERROR, *secrets)) from exc
     finally:
         transport.close()
-    error = mod.error(status, scrub_cut(text, len(text), *secrets))  # scrubbed before any cut
+    error = fmt.error(status, scrub_cut(text, len(text), *secrets))  # scrubbed before any cut
     if error:
         raise CliError(scrub_cut(error, MAX_ERROR, *secrets))
     print(f"sent to {channel.name} ({channel.kind}): HTTP {status}")

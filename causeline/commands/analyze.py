@@ -161,7 +161,7 @@ def _from_store(args) -> dict:
     from causeline.cli import CliError
     from causeline.commands.common import metric_source
     from causeline.commands.db import ensure_schema
-    from correlator.process.snapshot import analyze_stored
+    from correlator.incidents.snapshot import analyze_stored
     from correlator.store.engine import make_engine, resolve_database_url
 
     url = resolve_database_url(args.database_url)

@@ -32,7 +32,7 @@ def register(sub) -> None:
 
 def plan_cmd(args) -> int:
     """Print a capacity plan."""
-    from correlator.process.capacity import PlanInput, plan
+    from correlator.incidents.capacity import PlanInput, plan
 
     for name in ("sla_ms", "latency_ms", "qps_per_replica", "peak_qps"):
         if getattr(args, name) <= 0:

@@ -120,7 +120,7 @@ def show_cmd(args) -> int:
 
 def export_cmd(args) -> int:
     """Write the Markdown review."""
-    from correlator.process.review import render_review
+    from correlator.incidents.review import render_review
 
     text = render_review(_get(args))
     if args.output:
@@ -152,7 +152,7 @@ def note_cmd(args) -> int:
 
 def resolve_cmd(args) -> int:
     """Resolve an incident and queue its resolved message, as the API does."""
-    from correlator.process.announce import resolve_and_announce
+    from correlator.incidents.announce import resolve_and_announce
     from correlator.store.incidents import add_note
 
     _get(args)
@@ -188,7 +188,7 @@ def resolve_cmd(args) -> int:
 
 def evaluate_cmd(args) -> int:
     """Run one evaluation pass."""
-    from correlator.process.evaluator import evaluate_once, holder_name
+    from correlator.incidents.evaluator import evaluate_once, holder_name
 
     settings, source = service_settings(args)
     engine = open_engine(args.database_url)

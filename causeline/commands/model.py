@@ -70,7 +70,7 @@ def register(sub) -> None:
 
 def add_cmd(args) -> int:
     """Register a model."""
-    from correlator.store.models import ModelExists, add_model
+    from correlator.store.registry import ModelExists, add_model
 
     model = {"name": args.name, "owner": args.owner, "description": args.description}
     try:
@@ -83,8 +83,8 @@ def add_cmd(args) -> int:
 
 def card_cmd(args) -> int:
     """Check and store a model card."""
-    from correlator.process.cards import card_errors
-    from correlator.store.models import get_model, put_card
+    from correlator.incidents.cards import card_errors
+    from correlator.store.registry import get_model, put_card
 
     try:
         card = json.loads(Path(args.file).read_text(encoding="utf-8"))
@@ -113,7 +113,7 @@ def card_cmd(args) -> int:
 
 def instance_cmd(args) -> int:
     """Register an instance."""
-    from correlator.store.models import add_instance, get_model
+    from correlator.store.registry import add_instance, get_model
 
     with writing(args) as conn:
         if get_model(conn=conn, name=args.name) is None:
@@ -132,7 +132,7 @@ def instance_cmd(args) -> int:
 
 def list_cmd(args) -> int:
     """Print the models."""
-    from correlator.store.models import list_models
+    from correlator.store.registry import list_models
 
     with reading(args) as conn:
         for m in list_models(conn=conn):
@@ -142,7 +142,7 @@ def list_cmd(args) -> int:
 
 def impact_cmd(args) -> int:
     """Print the impact review of a shared service."""
-    from correlator.store.models import impact
+    from correlator.store.registry import impact
 
     with reading(args) as conn:
         got = impact(conn=conn, service=args.service)

@@ -1,13 +1,9 @@
-"""A configured channel, the HTTP request sent to it, and the format modules by kind."""
+"""A configured channel, the HTTP request sent to it, and the helpers the formats share."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field
-from types import ModuleType
-
-KINDS = ("slack", "feishu", "dingtalk", "wecom", "teams", "webhook", "alertmanager")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +61,3 @@ def errcode_error(status: int, text: str, *keys: str) -> str | None:
         if key in answer:
             return None if answer[key] == 0 else f"{key} {answer[key]}: {text[:200]}"
     return None
-
-
-def format_module(kind: str) -> ModuleType:
-    """Return the module that renders and sends a channel kind."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown channel kind {kind!r}; one of {', '.join(KINDS)}")
-    return importlib.import_module(f"correlator.alerts.{kind}")

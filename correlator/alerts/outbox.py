@@ -10,9 +10,9 @@ from typing import Literal
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
-from correlator.alerts.channels import format_module
+from correlator.alerts.formats import FollowingFormat, alert_format
 from correlator.alerts.messages import build_message, suspect_key
-from correlator.alerts.routes import load_config
+from correlator.alerts.routing import load_config
 from correlator.alerts.silences import silenced_until
 from correlator.promsource.reader import PromSourceError
 from correlator.store.catalog import get_sla
@@ -113,11 +113,11 @@ def enqueue_incident_event(
     stale = too_old(now, settings)
     written = 0
     for channel in config.route(message.labels):
-        mod = format_module(channel.kind)
-        payload = mod.render(message)
+        fmt = alert_format(channel.kind)
+        payload = fmt.render(message)
         mine = [r for r in earlier if r.channel == channel.name]
-        if mine and hasattr(mod, "follow"):
-            payload = mod.follow(payload, mine[0].payload)
+        if mine and isinstance(fmt, FollowingFormat):
+            payload = fmt.follow(payload, mine[0].payload)
         until = silenced_until(conn=conn, labels=message.labels, channel=channel.name, now=now)
         if mine and all(r.status == "silenced" for r in mine):
             until = until or max(r.silenced_until or 0 for r in mine)  # nothing was said

@@ -10,10 +10,11 @@ import time
 from sqlalchemy import Engine, and_, exists, func, or_, select, update
 from sqlalchemy.orm import aliased
 
-from correlator.alerts.channels import Channel, format_module
+from correlator.alerts.channels import Channel
+from correlator.alerts.formats import alert_format
 from correlator.alerts.masking import channel_secrets, scrub_cut
 from correlator.alerts.outbox import enqueue_incident_event
-from correlator.alerts.routes import AlertConfig, load_config
+from correlator.alerts.routing import AlertConfig, load_config
 from correlator.alerts.silences import silenced_until
 from correlator.alerts.transport import HttpTransport
 from correlator.store.engine import write_transaction
@@ -225,15 +226,15 @@ class OutboxWorker:
     def _post(
         self, channel: Channel, payload, now: float, delivery_id: str
     ) -> tuple[str | None, bool]:
-        mod = format_module(channel.kind)
+        fmt = alert_format(channel.kind)
         secrets = channel_secrets(channel.url, channel.secret, channel.headers)
         try:
-            request = mod.request(payload, channel, now=time.time(), delivery_id=delivery_id)
+            request = fmt.request(payload, channel, now=time.time(), delivery_id=delivery_id)
             status, text = self.transport.post(request)
         except Exception as exc:  # any transport failure is retried
             return scrub_cut(f"{type(exc).__name__}: {exc}", MAX_ERROR, *secrets), False
         # Scrub the whole answer before any cut: a secret cut in half no longer matches.
-        error = mod.error(status, scrub_cut(text, len(text), *secrets))
+        error = fmt.error(status, scrub_cut(text, len(text), *secrets))
         if error is None:
             return None, False
         return scrub_cut(error, MAX_ERROR, *secrets), status in PERMANENT

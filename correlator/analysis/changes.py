@@ -52,7 +52,9 @@ def score_changes(
     upstream: list[set[str]],
     cfg: Config,
 ) -> list[ChangeScore]:
-    """Score each change: ``topology x closeness x (0.3 + 0.7 x confirmation)``.
+    """Score each change: ``topology x closeness x (u + (1 - u) x confirmation)``.
+
+    ``u`` is ``cfg.change_unconfirmed``, the share a change keeps with nothing confirming it.
 
     A change is confirmed by an anomaly on what it touched that began within ``confirm_s``
     after it; it explains every anomaly on that or on a node depending on it since then.
@@ -66,7 +68,9 @@ def score_changes(
         in_scope = any(n in dist for n in nodes)
         topo = 1.0 if in_scope else (cfg.out_of_scope if nodes else cfg.unknown_node)
         # Closeness decays with the lead; a change after the breach is barely a suspect.
-        near = float(np.exp(-max(lead, 0.0) / cfg.change_tau_s)) if lead >= -step else 0.05
+        near = (
+            float(np.exp(-max(lead, 0.0) / cfg.change_tau_s)) if lead >= -step else cfg.change_after
+        )
         after = [int(i) for i in active if onset_t[i] >= ts - step]
         own = [
             i
@@ -76,7 +80,8 @@ def score_changes(
         ]
         best = max(own, key=lambda i: sev[i], default=-1)
         conf = float(sev[best]) if best >= 0 else 0.0
-        score = topo * near * (0.3 + 0.7 * conf)
+        unconfirmed = cfg.change_unconfirmed
+        score = topo * near * (unconfirmed + (1 - unconfirmed) * conf)
         rows = []
         if best >= 0:
             rows = [i for i in after if i in own or upstream[i].intersection(nodes)]

@@ -24,6 +24,8 @@ class Config:
     off_z: float = 2.5
     full_z: float = 100.0
     smooth_width: int = 3
+    # The smoothing spans about this long at most, so a coarse grid keeps its single points.
+    smooth_s: float = 45.0
     # Spread floors: a flat series still gets a spread of rel_floor x its level.
     rel_floor: float = 0.02
     # With a separate baseline, its band [100 - band_q, band_q] percentiles is still normal.
@@ -44,6 +46,12 @@ class Config:
     # one grid step (within a step the order cannot be told): symptoms follow causes.
     late_weight: float = 0.5
     late_tau_s: float = 60.0
+    # Share of the base score that persistence (points out of range since onset) sets:
+    # a one-point blip keeps 1 - persistence of it.
+    persistence: float = 0.5
+    # A reference of fewer points is no real one: such a row weighs ``no_reference``.
+    real_reference: int = 3
+    no_reference: float = 0.5
     # Topology: weight of a series outside the SLA's upstream, or on no known node.
     out_of_scope: float = 0.2
     unknown_node: float = 0.5
@@ -53,8 +61,16 @@ class Config:
     # (callers count from severity ``caller_least`` on).
     support: float = 0.25
     caller_least: float = 0.1
+    # Callers counted at most: past a few, more callers say little more about the node.
+    support_most: int = 3
     # ... unless a node it depends on is anomalous at this share of its severity or more.
     explains_ratio: float = 0.5
+    # A related anomaly explains this one when it began clearly earlier: by max(step, this).
+    explains_margin_s: float = 30.0
+    # Rows (best base score first) tried as each other's explanations: bounds the pair search.
+    explain_candidates: int = 300
+    # Only a row whose timing weight is above this (onset by the breach) explains another.
+    explainer_timing: float = 0.5
     # The SLA's own metric family on the SLA's own node is a symptom.
     sla_family: float = 0.5
     # Each further suspect on an already listed node is weighted by this once more,
@@ -70,6 +86,12 @@ class Config:
     # Change events: decay of closeness, and the window in which an anomaly confirms one.
     change_tau_s: float = 1800.0
     confirm_s: float = 600.0
+    # Closeness of a change made more than a step after the breach: barely a suspect.
+    change_after: float = 0.05
+    # Share of a change's score it keeps with no anomaly confirming it.
+    change_unconfirmed: float = 0.3
+    # Changes scoring this or less are not listed.
+    change_least: float = 0.005
     # Histogram drift: windows summed per distribution.
     drift_window_s: float = 60.0
     volatile_labels: tuple[str, ...] = VOLATILE_LABELS

@@ -1,35 +1,65 @@
-"""The analysis end to end: breach, signals, reference, anomalies, ranking, evidence."""
+"""The analysis end to end, in named stages: align, measure, detect, rank, explain."""
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
-from correlator.analysis import (
-    baseline,
-    drift,
-    evidence,
-    histogram,
-    onset,
-    ramps,
-    ranking,
-    signals,
-    units,
-)
+from correlator.analysis import baseline, drift, onset, ramps, signals, units
 from correlator.analysis import breach as breach_mod
-from correlator.analysis import nodes as node_rules
-from correlator.analysis.changes import score_changes
 from correlator.analysis.config import Config
-from correlator.analysis.result import Context, build_result
+from correlator.analysis.result import AnalysisResult
+from correlator.analysis.scoring import explain, rank
+from correlator.analysis.stages import Detection, Measured, Timeline, Window
 from correlator.analysis.timeline import Grid, choose_grid, choose_step
-from correlator.analysis.topology import Topology, label_nodes, sla_nodes
+from correlator.analysis.topology import Topology
 from correlator.bundle import Bundle
 
 
 class AnalysisError(ValueError):
     """The data cannot be analysed (no series, nothing in the window)."""
+
+
+def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = None) -> dict:
+    """Rank the series and changes of a bundle as causes of its SLA breach (FORMAT.md output)."""
+    return run_analysis(bundle, at=at, config=config).to_dict()
+
+
+def run_analysis(
+    bundle: Bundle, *, at: float | None = None, config: Config | None = None
+) -> AnalysisResult:
+    """Run the stages on a bundle and return the result (``to_dict()`` is the output)."""
+    cfg = config or Config()
+    tl = align(bundle, at)
+    result = AnalysisResult(bundle, tl.grid, tl.breach, cfg, tl.graph, tl.sla_rows)
+    if tl.breach.start is None:
+        return result
+    win = window(tl, cfg)
+    base = baseline.reference(bundle.baseline, cfg)
+    t_align = time.perf_counter()
+    m = measure(tl, win, base, cfg)
+    t_rank = time.perf_counter()
+    d = detect(tl, win, m, cfg)
+    scored = explain(tl, win, m, d, rank(tl, m, d, cfg), cfg)
+    timings = {
+        "timeline_s": round(t_rank - t_align, 4),
+        "ranking_s": round(time.perf_counter() - t_rank, 4),
+    }
+    return replace(result, scored=scored, timings=timings)
+
+
+def align(bundle: Bundle, at: float | None) -> Timeline:
+    """Put the series with samples on one grid and find the breach (at or before ``at``)."""
+    series = [s for s in bundle.series if s.ts.size]
+    if not series:
+        raise AnalysisError("the bundle holds no samples")
+    grid = choose_grid(series, choose_step(series))
+    found, agg, sla_rows = _pick_breach(bundle, grid, at)
+    graph = Topology.from_dict(bundle.topology or {})
+    return Timeline(bundle, series, grid, found, agg, sla_rows, graph)
 
 
 def _pick_breach(bundle: Bundle, grid: Grid, at: float | None):
@@ -53,33 +83,29 @@ def _pick_breach(bundle: Bundle, grid: Grid, at: float | None):
     return breach_mod.evaluate(bundle.series, sla, grid)
 
 
-def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = None) -> dict:
-    """Rank the series and changes of a bundle as causes of its SLA breach (FORMAT.md output)."""
-    cfg = config or Config()
-    series = [s for s in bundle.series if s.ts.size]
-    if not series:
-        raise AnalysisError("the bundle holds no samples")
-    grid = choose_grid(series, choose_step(series))
-    found, agg, sla_rows = _pick_breach(bundle, grid, at)
-    graph = Topology.from_dict(bundle.topology or {})
-    ctx = Context(bundle=bundle, grid=grid, breach=found, config=cfg, graph=graph)
-    if found.start is None:
-        return build_result(ctx)
-    step = grid.step
-    b = int(np.clip(grid.index(found.start), 0, grid.size - 1))
+def window(tl: Timeline, cfg: Config) -> Window:
+    """Return the breach column and the end of the reference before it."""
+    start, step = tl.breach.start, tl.grid.step
+    assert start is not None  # only asked once a breach was found
+    b = int(np.clip(tl.grid.index(start), 0, tl.grid.size - 1))
     ref_end = b - math.ceil(cfg.reference_gap_s / step)
     if ref_end < cfg.min_reference_points:
         ref_end = max(b - max(1, math.ceil(cfg.active_pre_s / step)), 1)
-    ref_cols = slice(0, ref_end)
-    base_stats, base_dists = baseline.reference(bundle.baseline, cfg)
-    width = max(1, round(cfg.drift_window_s / step))
-    t_align = time.perf_counter()
+    return Window(start, b, ref_end)
+
+
+def measure(
+    tl: Timeline, win: Window, base: tuple[dict | None, dict | None], cfg: Config
+) -> Measured:
+    """Build the signals and their reference: the window's, or the baseline's ``base``."""
+    base_stats, base_dists = base
+    ref_cols = slice(0, win.ref_end)
     sig = signals.build(
-        series,
-        grid,
+        tl.series,
+        tl.grid,
         ref_cols=ref_cols,
         ref_dists=base_dists,
-        window=width,
+        window=max(1, round(cfg.drift_window_s / tl.grid.step)),
         volatile=cfg.volatile_labels,
     )
     ref = onset.reference(sig.matrix[:, ref_cols], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
@@ -94,123 +120,45 @@ def analyze(bundle: Bundle, *, at: float | None = None, config: Config | None = 
     floors = units.zero_floors(plain, ref.scale, cfg.sibling_floor)
     # Drift is out of range from PSI_WARN on, whatever its own noise; full at PSI 1.
     drift_floor = drift.PSI_WARN / cfg.off_z
-    _floor(ref, floors, is_drift, drift_floor, cfg)
     full_z = np.where(is_drift, 1.0 / drift_floor, cfg.full_z)
-    t_rank = time.perf_counter()
-    smooth_width = int(np.clip(round(45.0 / step), 1, cfg.smooth_width))
-    zs = onset.smooth(onset.robust_z(sig.matrix, ref), smooth_width)
+    m = Measured(sig, ref, bool(base_stats), on_baseline, is_drift, floors, drift_floor, full_z)
+    _floor(m, cfg)
+    return m
+
+
+def _floor(m: Measured, cfg: Config) -> None:
+    """Apply, in place, the level-zero floors and the drift floor to the reference."""
+    ref, is_drift, drift_floor = m.ref, m.is_drift, m.drift_floor
+    onset.floor_at_zero(ref, m.floors, zero=cfg.abs_floor)
+    ref.scale = np.where(is_drift, np.maximum(ref.scale, drift_floor), ref.scale)
+    if ref.lower is not None:
+        ref.lower = np.where(is_drift, np.maximum(ref.lower, drift_floor), ref.lower)
+
+
+def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
+    """Find each row's excursion by the breach and its onset (looking past a slow ramp)."""
+    step, b, matrix = tl.grid.step, win.breach, m.signals.matrix
+    smooth_width = int(np.clip(round(cfg.smooth_s / step), 1, cfg.smooth_width))
+    zs = onset.smooth(onset.robust_z(matrix, m.ref), smooth_width)
     pre = math.ceil(cfg.active_pre_s / step)
     post = max(1, math.ceil(cfg.post_s / step))
     active = (b - pre, b + post)
     # A separate baseline leaves the whole incident window free for the onset search.
-    lo = max(b - math.ceil(cfg.search_s / step), 0 if base_stats else ref_end)
+    lo = max(b - math.ceil(cfg.search_s / step), 0 if m.has_baseline else win.ref_end)
     anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z)
     # A slow ramp that began inside the reference hides there: measure it from before it.
-    ramping = ~on_baseline & ~is_drift & (anomalies.strength >= cfg.off_z)
-    moved, starts = _ramp_starts(sig.matrix, anomalies, ramping, b=b, ref_end=ref_end, cfg=cfg)
-    lo_rows = np.full(len(sig.names), lo)
+    ramping = ~m.on_baseline & ~m.is_drift & (anomalies.strength >= cfg.off_z)
+    moved, starts = _ramp_starts(matrix, anomalies, ramping, b=b, ref_end=win.ref_end, cfg=cfg)
+    lo_rows = np.full(len(m.signals.names), lo)
     if moved.size:
-        ramps.reference_before(ref, sig.matrix, moved, starts, cfg)
-        _floor(ref, floors, is_drift, drift_floor, cfg)
+        ramps.reference_before(m.ref, matrix, moved, starts, cfg)
+        _floor(m, cfg)
         # The point before the ramp may be the last normal one, so its start is a seen onset.
         lo_rows[moved] = np.minimum(lo_rows[moved], np.maximum(starts - 1, 0))
-        zs = onset.smooth(onset.robust_z(sig.matrix, ref), smooth_width)
+        zs = onset.smooth(onset.robust_z(matrix, m.ref), smooth_width)
         anomalies = onset.detect(zs, lo=lo_rows, active=active, off=cfg.off_z)
-    onset_t = grid.times[anomalies.onset]
-    lead = found.start - onset_t
-
-    nodes = [label_nodes(lbl) for lbl in sig.labels]
-    dist = graph.distances(sla_nodes(bundle.sla, nodes, graph))
-    place = ranking.place(nodes, dist, graph)
-    sev = ranking.severity(anomalies.strength, off_z=cfg.off_z, full_z=full_z)
-    time_w = ranking.timing(lead, step=step, cfg=cfg)
-    topo_w = ranking.topology_weight(place, cfg)
-    extra = np.ones(len(sig.names))
-    sla_labels = bundle.sla.get("labels") or {}
-    sla_family = ranking.family(bundle.sla["metric"])
-    start_nodes = set(sla_nodes(bundle.sla, nodes, graph))
-    for i, name in enumerate(sig.names):
-        if name == bundle.sla["metric"] and all(
-            sig.labels[i].get(k) == v for k, v in sla_labels.items()
-        ):
-            extra[i] = 0.0  # the breached series itself
-        elif ranking.family(name) == sla_family and start_nodes.intersection(place.nodes[i]):
-            extra[i] = cfg.sla_family
-        if ref.count[i] < 3:
-            extra[i] *= 0.5  # no real reference
-    # An excursion already under way where the search starts has no visible onset: it may
-    # well be a standing difference from the reference rather than this incident. Against
-    # a separately recorded baseline, though, a difference already there is the anomaly.
-    censored = anomalies.onset <= lo_rows
-    extra *= np.where(censored, np.where(on_baseline, cfg.standing, cfg.censored), 1.0)
-    up = node_rules.callers(bundle.topology or {})
-    traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
-    extra *= traffic
-    base = ranking.combine(anomalies, sev=sev, time_w=time_w, topo_w=topo_w, extra_w=extra)
-    cand = np.argsort(-base)[:300]
-    cand = cand[base[cand] > 0]
-    # Only a measured anomaly (a real reference, onset by the breach) explains another.
-    measured = sev * (time_w > 0.5) * (ref.count >= 3) * (traffic == 1.0) * ~censored
-    weight, who = ranking.explained_by(
-        cand,
-        sev=measured,
-        onset_t=onset_t,
-        p=place,
-        graph=graph,
-        step=step,
-        ratio=cfg.explains_ratio,
-    )
-    score = base * (1 - cfg.explained * weight)
-    reach_cache: dict = {}
-    upstream: list[set[str]] = []
-    for i in range(len(sig.names)):
-        pnode = place.primary[i]
-        if base[i] <= 0 or pnode is None:
-            upstream.append(set())
-            continue
-        if pnode not in reach_cache:
-            reach_cache[pnode] = graph.reaches(pnode) | {pnode}
-        upstream.append(reach_cache[pnode])
-    changes = score_changes(
-        bundle.changes,
-        breach=found.start,
-        step=step,
-        dist=dist,
-        known=set(graph.nodes),
-        labels=sig.labels,
-        row_nodes=place.nodes,
-        sev=measured,
-        onset_t=onset_t,
-        upstream=upstream,
-        cfg=cfg,
-    )
-    for c in changes:
-        for i in c.rows:
-            score[i] *= 1 - cfg.explained * c.score
-    keep = (traffic == 1.0) & ~censored
-    node_sev = node_rules.node_severity(measured, place.primary, keep)
-    shared = node_rules.shared_by_callers(
-        node_sev, up, graph, least=cfg.caller_least, ratio=cfg.explains_ratio
-    )
-    score *= node_rules.support_weight(place.primary, shared, step=cfg.support, most=3)
-    score = ranking.spread_nodes(score, place.primary, repeat=cfg.same_node)
-    ctx.signals, ctx.anomalies, ctx.score, ctx.who = sig, anomalies, score, who
-    ctx.changes, ctx.ref, ctx.place, ctx.agg, ctx.sla_rows = changes, ref, place, agg, sla_rows
-    ctx.lead, ctx.onset_t = lead, onset_t
-    out = build_result(ctx)
-    out["timings"] = {
-        "timeline_s": round(t_rank - t_align, 4),
-        "ranking_s": round(time.perf_counter() - t_rank, 4),
-    }
-    return out
-
-
-def _floor(ref, floors, is_drift, drift_floor: float, cfg: Config) -> None:
-    """Apply, in place, the level-zero floors and the drift floor to the reference."""
-    onset.floor_at_zero(ref, floors, zero=cfg.abs_floor)
-    ref.scale = np.where(is_drift, np.maximum(ref.scale, drift_floor), ref.scale)
-    if ref.lower is not None:
-        ref.lower = np.where(is_drift, np.maximum(ref.lower, drift_floor), ref.lower)
+    onset_t = tl.grid.times[anomalies.onset]
+    return Detection(anomalies, lo_rows, onset_t, win.start - onset_t)
 
 
 def _ramp_starts(matrix, anomalies, rows_ok, *, b: int, ref_end: int, cfg: Config):
@@ -227,16 +175,4 @@ def _ramp_starts(matrix, anomalies, rows_ok, *, b: int, ref_end: int, cfg: Confi
     return rows[keep], starts[keep]
 
 
-def drift_figures(h: histogram.Histogram, ref_counts, at: int, width: int) -> dict:
-    """Return PSI, KS, Jensen-Shannon and Wasserstein of the window ending at ``at``."""
-    counts = histogram.window_sum(h.counts, width)[at]
-    pts = drift.bin_points(h.bounds)
-    return {
-        "psi": float(drift.psi(counts, ref_counts)),
-        "ks": float(drift.ks(counts, ref_counts)),
-        "js": float(drift.jensen_shannon(counts, ref_counts)),
-        "wasserstein": float(drift.wasserstein(counts, ref_counts, pts)),
-    }
-
-
-__all__ = ["AnalysisError", "analyze", "drift_figures", "evidence"]
+__all__ = ["AnalysisError", "analyze", "run_analysis"]

@@ -83,19 +83,21 @@ def explained_by(
     p: Placement,
     graph: Topology,
     step: float,
+    margin_s: float,
     ratio: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
     Another anomaly explains this one when it is related (same node or adjacent) and began
-    clearly earlier, or when it sits on a node this one depends on, began no later and is
-    at least ``ratio`` as severe (a much smaller fault below cannot cause a large one).
+    clearly earlier (by ``max(step, margin_s)``), or when it sits on a node this one depends
+    on, began no later and is at least ``ratio`` as severe (a much smaller fault below cannot
+    cause a large one).
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
     who = np.full(sev.size, -1)
     reach_cache: dict[str, set[str]] = {}
-    margin = max(step, 30.0)
+    margin = max(step, margin_s)
     for i in cand:
         ni = set(p.nodes[i])
         if not ni or p.distance[i] < 0:
@@ -123,9 +125,13 @@ def explained_by(
     return weight, who
 
 
-def combine(a: Anomalies, *, sev, time_w, topo_w, extra_w) -> np.ndarray:
-    """Return the base score: size x timing x persistence x topology x other weights."""
-    return sev * time_w * (0.5 + 0.5 * a.persistence) * topo_w * extra_w
+def combine(a: Anomalies, *, sev, time_w, topo_w, extra_w, persistence: float) -> np.ndarray:
+    """Return the base score: size x timing x persistence x topology x other weights.
+
+    ``persistence`` is the share of the score that the anomaly's persistence sets.
+    """
+    held = (1.0 - persistence) + persistence * a.persistence
+    return sev * time_w * held * topo_w * extra_w
 
 
 def spread_nodes(score: np.ndarray, primary: list[str | None], *, repeat: float) -> np.ndarray:

@@ -1,9 +1,9 @@
-"""Assemble the analysis output (FORMAT.md's schema plus scope, breach end and figures)."""
+"""The analysis result and its output document (FORMAT.md's schema plus scope and figures)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,41 +19,55 @@ from correlator.analysis.topology import Topology
 from correlator.bundle import Bundle
 
 
-@dataclass(slots=True)
-class Context:
-    """Everything the analysis computed, handed to the output builder."""
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """The scored rows and changes, with what their evidence quotes (the last stage's output)."""
+
+    signals: Signals
+    ref: Reference
+    anomalies: Anomalies
+    place: Placement
+    onset_t: np.ndarray  # unix seconds of each row's onset
+    lead: np.ndarray  # seconds from each row's onset to the breach start
+    score: np.ndarray
+    who: np.ndarray  # row that explains each row, or -1
+    changes: list[ChangeScore]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisResult:
+    """An analysis: the breach on its grid and, once there is one, the scored suspects."""
 
     bundle: Bundle
     grid: Grid
     breach: Breach
     config: Config
     graph: Topology
-    signals: Signals | None = None
-    anomalies: Anomalies | None = None
-    score: np.ndarray | None = None
-    who: np.ndarray | None = None
-    changes: list[ChangeScore] = field(default_factory=list)
-    ref: Reference | None = None
-    place: Placement | None = None
-    agg: np.ndarray | None = None
-    sla_rows: list[int] = field(default_factory=list)
-    lead: np.ndarray | None = None
-    onset_t: np.ndarray | None = None
+    sla_rows: list[int]  # indices of the bundle's series the SLA covers
+    scored: Scored | None = None  # None when the SLA was not breached
+    timings: dict[str, float] | None = None
+
+    def to_dict(self) -> dict:
+        """Return the output document (FORMAT.md): the breach, its scope, ranked suspects."""
+        out = build_result(self)
+        if self.timings is not None:
+            out["timings"] = self.timings
+        return out
 
 
 def _int(x: float | None) -> int | None:
     return None if x is None or not math.isfinite(x) else int(round(x))
 
 
-def scope(ctx: Context) -> dict:
+def scope(r: AnalysisResult) -> dict:
     """Say whether the breach is local (one instance or host) or global (all of them)."""
-    rows = [ctx.bundle.series[i] for i in ctx.sla_rows]
+    rows = [r.bundle.series[i] for i in r.sla_rows]
     if len(rows) < 2:
         return {"kind": "global", "series": len(rows)}
-    m = align(rows, ctx.grid)
-    assert ctx.breach.start is not None  # only asked once a breach was found
-    b = int(np.clip(ctx.grid.index(ctx.breach.start), 0, ctx.grid.size - 1))
-    post = max(1, math.ceil(ctx.config.post_s / ctx.grid.step))
+    m = align(rows, r.grid)
+    assert r.breach.start is not None  # only asked once a breach was found
+    b = int(np.clip(r.grid.index(r.breach.start), 0, r.grid.size - 1))
+    post = max(1, math.ceil(r.config.post_s / r.grid.step))
     with np.errstate(all="ignore"):
         import warnings
 
@@ -71,47 +85,52 @@ def scope(ctx: Context) -> dict:
     return {"kind": "global", "series": len(rows), "affected": int(bad.size)}
 
 
-def _series_suspect(ctx: Context, i: int) -> dict:
-    sig, a, cfg, place = ctx.signals, ctx.anomalies, ctx.config, ctx.place
-    # Only asked for scored rows, and the pipeline sets these along with the score.
-    assert sig is not None and a is not None and place is not None and ctx.ref is not None
-    assert ctx.score is not None and ctx.onset_t is not None and ctx.lead is not None
+def drift_figures(h: histogram.Histogram, ref_counts, now_counts) -> dict[str, float]:
+    """Return PSI, KS, Jensen-Shannon and Wasserstein of a window's counts against the reference."""
+    pts = drift.bin_points(h.bounds)
+    return {
+        "psi": float(drift.psi(now_counts, ref_counts)),
+        "ks": float(drift.ks(now_counts, ref_counts)),
+        "js": float(drift.jensen_shannon(now_counts, ref_counts)),
+        "wasserstein": float(drift.wasserstein(now_counts, ref_counts, pts)),
+    }
+
+
+def _drift_evidence(r: AnalysisResult, s: Scored, i: int, extra: dict) -> str:
+    """Add the drift figures of a histogram row to ``extra``; return its evidence sentence."""
+    h: histogram.Histogram = s.signals.hists[i]
+    ref = s.signals.ref_counts[i]
+    width = max(1, round(r.config.drift_window_s / r.grid.step))
+    now = histogram.window_sum(h.counts, width)[int(s.anomalies.peak[i])]
+    figures = drift_figures(h, ref, now)
+    extra["drift"] = {k: round(v, 4) for k, v in figures.items()}
+    return evidence.drift_sentence(
+        metric=s.signals.names[i],
+        labels=s.signals.labels[i],
+        p_before=float(histogram.quantile(h.bounds, ref, 0.95)[0]),
+        p_after=float(histogram.quantile(h.bounds, now, 0.95)[0]),
+        psi=figures["psi"],
+        level=drift.level(figures["psi"]),
+        onset=float(s.onset_t[i]),
+        lead=float(s.lead[i]),
+    )
+
+
+def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
+    sig, a = s.signals, s.anomalies
     name, labels = sig.names[i], sig.labels[i]
-    onset_t, lead = float(ctx.onset_t[i]), float(ctx.lead[i])
-    owner = evidence.owner_of(name, ctx.graph.owner(place.nodes[i]))
+    onset_t, lead = float(s.onset_t[i]), float(s.lead[i])
+    owner = evidence.owner_of(name, r.graph.owner(s.place.nodes[i]))
     extra: dict = {"z": round(float(a.direction[i] * a.strength[i]), 2)}
-    j = int(ctx.who[i]) if ctx.who is not None else -1
+    j = int(s.who[i])
     follows = evidence.describe(sig.names[j], sig.labels[j]) if j >= 0 else None
     if sig.kinds[i] == "drift":
-        h: histogram.Histogram = sig.hists[i]
-        ref = sig.ref_counts[i]
-        width = max(1, round(cfg.drift_window_s / ctx.grid.step))
-        now = histogram.window_sum(h.counts, width)[int(a.peak[i])]
-        pts = drift.bin_points(h.bounds)
-        figures = {
-            "psi": float(drift.psi(now, ref)),
-            "ks": float(drift.ks(now, ref)),
-            "js": float(drift.jensen_shannon(now, ref)),
-            "wasserstein": float(drift.wasserstein(now, ref, pts)),
-        }
-        extra["drift"] = {k: round(v, 4) for k, v in figures.items()}
-        p_before = float(histogram.quantile(h.bounds, ref, 0.95)[0])
-        p_after = float(histogram.quantile(h.bounds, now, 0.95)[0])
-        text = evidence.drift_sentence(
-            metric=name,
-            labels=labels,
-            p_before=p_before,
-            p_after=p_after,
-            psi=figures["psi"],
-            level=drift.level(figures["psi"]),
-            onset=onset_t,
-            lead=lead,
-        )
+        text = _drift_evidence(r, s, i, extra)
     else:
         text = evidence.series_sentence(
             metric=name,
             labels=labels,
-            before=float(ctx.ref.median[i]),
+            before=float(s.ref.median[i]),
             after=float(sig.matrix[i, int(a.peak[i])]),
             z=extra["z"],
             onset=onset_t,
@@ -119,26 +138,24 @@ def _series_suspect(ctx: Context, i: int) -> dict:
             explained_by=follows,
             rate=sig.kinds[i] == "rate",
         )
-    node = place.primary[i]
     return {
         "kind": "series",
         "metric": name,
         "labels": labels,
-        "score": float(ctx.score[i]),
+        "score": float(s.score[i]),
         "onset": _int(onset_t),
         "lead_seconds": _int(lead),
         "owner": owner,
         "evidence": text,
-        "node": node,
+        "node": s.place.primary[i],
         **extra,
     }
 
 
-def _change_suspect(ctx: Context, c: ChangeScore) -> dict:
-    sig = ctx.signals
+def _change_suspect(s: Scored, c: ChangeScore) -> dict:
     confirmed = None
     if c.confirmed_by >= 0:
-        assert sig is not None  # a confirming row is a signal row
+        sig = s.signals
         confirmed = evidence.describe(sig.names[c.confirmed_by], sig.labels[c.confirmed_by])
     ts = float(c.change["ts"])
     return {
@@ -154,33 +171,35 @@ def _change_suspect(ctx: Context, c: ChangeScore) -> dict:
     }
 
 
-def build_result(ctx: Context) -> dict:
+def _suspects(r: AnalysisResult, s: Scored) -> list[dict]:
+    """Return the series (sibling copies folded) and changes as suspects, best first."""
+    # More rows than listed: copies on sibling series fold into one suspect.
+    order = np.argsort(-s.score, kind="stable")[: r.config.top * 3]
+    found = [_series_suspect(r, s, int(i)) for i in order if s.score[i] > 0]
+    totals = grouping.sibling_counts(s.signals.names, s.signals.labels)
+    items = grouping.group_series(found, totals)
+    items += [_change_suspect(s, c) for c in s.changes if c.score > r.config.change_least]
+    items.sort(key=lambda x: -x["score"])
+    return items
+
+
+def build_result(r: AnalysisResult) -> dict:
     """Return the output document: the breach, its scope and the ranked suspects."""
-    sla = ctx.bundle.sla
     suspects: list[dict] = []
     out: dict[str, object] = {
-        "sla": sla.get("name"),
-        "breach_start": _int(ctx.breach.start),
-        "breach_end": _int(ctx.breach.end),
-        "breach_given": ctx.breach.given,
-        "grid_step": ctx.grid.step,
+        "sla": r.bundle.sla.get("name"),
+        "breach_start": _int(r.breach.start),
+        "breach_end": _int(r.breach.end),
+        "breach_given": r.breach.given,
+        "grid_step": r.grid.step,
         "suspects": suspects,
     }
-    if ctx.breach.start is None:
+    if r.breach.start is None:
         out["note"] = "the SLA was not breached in the data"
         return out
-    out["scope"] = scope(ctx)
-    items: list[dict] = []
-    if ctx.score is not None:
-        # More rows than listed: copies on sibling series fold into one suspect.
-        order = np.argsort(-ctx.score, kind="stable")[: ctx.config.top * 3]
-        found = [_series_suspect(ctx, int(i)) for i in order if ctx.score[i] > 0]
-        assert ctx.signals is not None  # set along with the score
-        totals = grouping.sibling_counts(ctx.signals.names, ctx.signals.labels)
-        items += grouping.group_series(found, totals)
-    items += [_change_suspect(ctx, c) for c in ctx.changes if c.score > 0.005]
-    items.sort(key=lambda s: -s["score"])
-    for rank, s in enumerate(items[: ctx.config.top], start=1):
+    out["scope"] = scope(r)
+    items = _suspects(r, r.scored) if r.scored is not None else []
+    for rank, s in enumerate(items[: r.config.top], start=1):
         s["score"] = round(min(max(s["score"], 0.0), 1.0), 4)
         suspects.append({"rank": rank, **s})
     return out

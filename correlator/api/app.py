@@ -34,8 +34,8 @@ from correlator.api.routes import (
     slas,
     whoami,
 )
-from correlator.process.autoscale import BacklogCollector
-from correlator.process.evaluator import holder_name, run_evaluator
+from correlator.incidents.autoscale import BacklogCollector
+from correlator.incidents.evaluator import holder_name, run_evaluator
 from correlator.promsource import source_from_settings
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine

@@ -43,7 +43,8 @@ def test_channels_and_test_message(tmp_path, capsys, monkeypatch):
 def test_no_webhook_url_in_logs(tmp_path, caplog):
     import logging
 
-    from correlator.alerts.channels import Channel, format_module
+    from correlator.alerts.channels import Channel
+    from correlator.alerts.formats import alert_format
     from correlator.alerts.transport import HttpTransport
     from tests.alerts.test_formats import _message
 
@@ -52,9 +53,9 @@ def test_no_webhook_url_in_logs(tmp_path, caplog):
     try:
         channel = Channel(name="s", kind="slack", url=receiver.url + "/services/T0/B0/SECRETXYZ")
         transport = HttpTransport(5.0)
-        mod = format_module("slack")
+        fmt = alert_format("slack")
         status, _ = transport.post(
-            mod.request(mod.render(_message()), channel, now=0, delivery_id="")
+            fmt.request(fmt.render(_message()), channel, now=0, delivery_id="")
         )
         transport.close()
         assert status == 200 and "SECRETXYZ" not in caplog.text

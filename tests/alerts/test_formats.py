@@ -7,7 +7,8 @@ import time
 import pytest
 
 from correlator.alerts import alertmanager
-from correlator.alerts.channels import Channel, format_module
+from correlator.alerts.channels import Channel
+from correlator.alerts.formats import alert_format
 from correlator.alerts.messages import build_message
 from correlator.alerts.text import markdown
 from correlator.alerts.transport import HttpTransport
@@ -65,19 +66,19 @@ def test_payload_accepted_by_platform_check(kind, secret, checker, event):
     receiver = Receiver(checker(secret)).start()
     transport = HttpTransport(5.0)
     try:
-        mod = format_module(kind)
+        fmt = alert_format(kind)
         base = receiver.url + ("/robot/send?access_token=abc123" if kind == "dingtalk" else "/hook")
         channel = Channel(name=kind, kind=kind, url=base, secret=secret)
         extra = {"resolved_at": T0 + 600} if event == "resolved" else {}
-        payload = mod.render(_message(event, **extra))
-        req = mod.request(payload, channel, now=time.time(), delivery_id="causeline-1")
+        payload = fmt.render(_message(event, **extra))
+        req = fmt.request(payload, channel, now=time.time(), delivery_id="causeline-1")
         status, text = transport.post(req)
-        assert mod.error(status, text) is None, text
+        assert fmt.error(status, text) is None, text
         assert len(receiver.posts) == 1
         if secret:  # the same message signed with a wrong secret is refused
             wrong = Channel(name=kind, kind=kind, url=base, secret=SECRET + "x")
-            req = mod.request(payload, wrong, now=time.time(), delivery_id="causeline-1")
-            assert mod.error(*transport.post(req)) is not None
+            req = fmt.request(payload, wrong, now=time.time(), delivery_id="causeline-1")
+            assert fmt.error(*transport.post(req)) is not None
     finally:
         transport.close()
         receiver.stop()
@@ -110,3 +111,15 @@ def test_the_message_says_what_to_try_first_and_whom_to_ask():
         build_message(inc, "resolved", sla=SLA, public_url="https://c.example", now=T0 + 60)
     )
     assert "Next:" not in resolved
+
+
+def test_the_registry_names_every_format_and_refuses_an_unknown_kind():
+    from correlator.alerts.formats import FORMATS, KINDS, FollowingFormat
+
+    assert KINDS == ("slack", "feishu", "dingtalk", "wecom", "teams", "webhook", "alertmanager")
+    for fmt in FORMATS.values():
+        assert callable(fmt.render) and callable(fmt.request) and callable(fmt.error)
+    # Only Alertmanager keeps the first message's identity in later ones.
+    assert [k for k, f in FORMATS.items() if isinstance(f, FollowingFormat)] == ["alertmanager"]
+    with pytest.raises(ValueError, match="unknown channel kind 'pager'; one of slack, feishu"):
+        alert_format("pager")

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from collector.schema import Batch, SeriesBatch
 from correlator.alerts.worker import OutboxWorker
 from correlator.api.app import create_app
-from correlator.process.evaluator import evaluate_once
+from correlator.incidents.evaluator import evaluate_once
 from correlator.store.catalog import upsert_sla
 from correlator.store.engine import write_transaction
 from correlator.store.events import list_events

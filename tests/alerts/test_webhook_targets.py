@@ -7,7 +7,7 @@ import json
 import pytest
 
 from causeline.cli import main
-from correlator.alerts.routes import load_config
+from correlator.alerts.routing import load_config
 from correlator.settings import ServiceSettings
 
 REFUSED = [

@@ -118,3 +118,18 @@ def test_label_change_keeps_one_series(bundle):
     out = analyze(Bundle([a, b, *bundle.series[1:]], [], bundle.topology, bundle.sla))
     assert out["breach_start"] == analyze(bundle)["breach_start"]
     assert np.isfinite(out["suspects"][0]["score"])
+
+
+def test_the_typed_result_is_the_output_and_names_its_stages_figures(bundle):
+    from correlator.analysis import AnalysisResult, run_analysis
+
+    result = run_analysis(bundle)
+    assert isinstance(result, AnalysisResult) and result.scored is not None
+    out = result.to_dict()
+    assert set(out.pop("timings")) == {"timeline_s", "ranking_s"}
+    again = analyze(bundle)
+    again.pop("timings")
+    assert out == again
+    top = out["suspects"][0]
+    row = result.scored.signals.names.index(top["metric"])
+    assert result.scored.score[row] > 0 and result.scored.who.shape == result.scored.score.shape

@@ -82,8 +82,12 @@ def test_a_much_weaker_anomaly_below_does_not_explain():
     cand = np.array([0, 1])
     onset_t = np.array([100.0, 100.0])
     weak = np.array([1.0, 0.3])
-    w, who = explained_by(cand, sev=weak, onset_t=onset_t, p=p, graph=graph, step=60, ratio=0.5)
+    w, who = explained_by(
+        cand, sev=weak, onset_t=onset_t, p=p, graph=graph, step=60, margin_s=30.0, ratio=0.5
+    )
     assert w[0] == 0.0 and who[0] == -1
     strong = np.array([1.0, 0.6])
-    w, who = explained_by(cand, sev=strong, onset_t=onset_t, p=p, graph=graph, step=60, ratio=0.5)
+    w, who = explained_by(
+        cand, sev=strong, onset_t=onset_t, p=p, graph=graph, step=60, margin_s=30.0, ratio=0.5
+    )
     assert w[0] == pytest.approx(0.6) and who[0] == 1

@@ -91,7 +91,7 @@ BUNDLES = {
 
 def _evaluate_incident(url: str, sla: dict) -> int:
     """Open the imported SLA's incident as an operator would: evaluate a time in its breach."""
-    from correlator.process.evaluator import evaluate_once
+    from correlator.incidents.evaluator import evaluate_once
     from correlator.settings import ServiceSettings
     from correlator.store.engine import make_engine
 

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from correlator.alerts.masking import mask_secret, mask_url
 from correlator.alerts.outbox import list_outbox, retry_row
-from correlator.alerts.routes import load_config
+from correlator.alerts.routing import load_config
 from correlator.alerts.silences import add_silence, expire_silence, list_silences
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SettingsDep

@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import Body, field_error, now, read
-from correlator.process.capacity import PlanInput, plan
+from correlator.incidents.capacity import PlanInput, plan
 from correlator.store.measures import measured_capacity
 
 router = APIRouter(tags=["capacity"])

@@ -23,10 +23,10 @@ from correlator.api.process_io import (
     who,
     write,
 )
-from correlator.process.announce import resolve_and_announce, snapshot_and_announce
-from correlator.process.evaluator import evaluate_once
-from correlator.process.review import render_review
-from correlator.process.snapshot import analyze_stored, build_snapshot
+from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
+from correlator.incidents.evaluator import evaluate_once
+from correlator.incidents.review import render_review
+from correlator.incidents.snapshot import analyze_stored, build_snapshot
 from correlator.promsource import PromSourceError
 from correlator.store.incidents import (
     add_note,

@@ -22,10 +22,11 @@ from correlator.api.process_io import (
     who,
     write,
 )
-from correlator.process.cards import card_errors
-from correlator.process.snapshot import sla_model
+from correlator.incidents.cards import card_errors
+from correlator.incidents.snapshot import sla_model
 from correlator.store.catalog import list_slas
-from correlator.store.models import (
+from correlator.store.oncall import who_is_on_call
+from correlator.store.registry import (
     ModelExists,
     add_instance,
     add_model,
@@ -35,7 +36,6 @@ from correlator.store.models import (
     list_models,
     put_card,
 )
-from correlator.store.oncall import who_is_on_call
 
 router = APIRouter(tags=["models"])
 

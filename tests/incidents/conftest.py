@@ -1,4 +1,4 @@
-"""Fixtures of the process tests: a service client with a writer token."""
+"""Fixtures of the incident-handling tests: a service client with a writer token."""
 
 from __future__ import annotations
 

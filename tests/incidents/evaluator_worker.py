@@ -6,7 +6,7 @@ import json
 import sys
 import time
 
-from correlator.process.evaluator import evaluate_once, holder_name
+from correlator.incidents.evaluator import evaluate_once, holder_name
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
 

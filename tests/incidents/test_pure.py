@@ -1,16 +1,16 @@
-"""Pure pieces of the process: live SLA state, capacity arithmetic, chain, cards, review."""
+"""Pure pieces of incident handling: live SLA state, capacity arithmetic, chain, cards, review."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from correlator.bundle import Series
-from correlator.process.capacity import PlanInput, plan, recommended_replicas
-from correlator.process.cards import card_errors
-from correlator.process.chain import build_chain, segment_of
-from correlator.process.live import sla_state
-from correlator.process.review import render_review
-from tests.process.test_models_api import CARD
+from correlator.incidents.capacity import PlanInput, plan, recommended_replicas
+from correlator.incidents.cards import card_errors
+from correlator.incidents.chain import build_chain, segment_of
+from correlator.incidents.live import sla_state
+from correlator.incidents.review import render_review
+from tests.incidents.test_models_api import CARD
 
 SLA = {"name": "s", "metric": "lat", "labels": {}, "op": ">", "threshold": 50, "for_seconds": 60}
 
@@ -95,7 +95,7 @@ def test_review_of_an_incident_without_suspects():
 
 
 def test_recovery_note_reads_in_plain_words():
-    from correlator.process.evaluator import recovered_note
+    from correlator.incidents.evaluator import recovered_note
 
     sla = {"metric": "model_latency_p95_ms", "op": ">", "threshold": 50.0, "for_seconds": 120.0}
     assert recovered_note(sla, 41.234) == (

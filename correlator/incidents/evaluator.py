@@ -15,9 +15,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from correlator.analysis.render import when
-from correlator.process.announce import resolve_and_announce, snapshot_and_announce
-from correlator.process.live import sla_state
-from correlator.process.snapshot import build_snapshot
+from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
+from correlator.incidents.live import sla_state
+from correlator.incidents.snapshot import build_snapshot
 from correlator.store.catalog import list_slas
 from correlator.store.engine import write_transaction
 from correlator.store.incidents import (

@@ -21,7 +21,7 @@ from correlator.store.lease import lease_holder, take_lease
 from correlator.store.samples import time_bounds
 from tests.conftest import scenarios_dir
 from tests.helpers import count_rows
-from tests.process.conftest import field_of
+from tests.incidents.conftest import field_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SLA = {
@@ -181,7 +181,7 @@ def test_two_evaluator_processes_open_one_incident(client, engine, db_url):
             [
                 sys.executable,
                 "-m",
-                "tests.process.evaluator_worker",
+                "tests.incidents.evaluator_worker",
                 db_url,
                 "6",
                 str(at),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from correlator.process.advice import TOP, advise, runbook
+from correlator.incidents.advice import TOP, advise, runbook
 
 ONCALL = {"algo": {"person": "li.wei"}, "infra": {"person": "sam.ops"}}
 CHANGES = [

@@ -10,7 +10,7 @@ from causeline.cli import main
 from correlator.analysis import analyze
 from correlator.api.app import create_app
 from correlator.bundle import read_bundle
-from correlator.process.evaluator import LEASE, evaluate_once
+from correlator.incidents.evaluator import LEASE, evaluate_once
 from correlator.settings import ServiceSettings
 from correlator.store.bundles import import_bundle
 from correlator.store.engine import write_transaction

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
-from correlator.process.review import render_review
+from correlator.incidents.review import render_review
 
 T0 = 1_733_131_500
 HEADINGS = [

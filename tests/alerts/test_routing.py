@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from correlator.alerts.masking import mask_secret, mask_url, scrub
-from correlator.alerts.routes import parse_config, read_config_text
+from correlator.alerts.routing import parse_config, read_config_text
 
 CONFIG = {
     "channels": [

@@ -9,9 +9,9 @@ from sqlalchemy import Engine
 
 from correlator.analysis import AnalysisError, SlaMatchError, analyze
 from correlator.analysis.render import when
-from correlator.process.advice import advise, runbook
-from correlator.process.chain import build_chain
-from correlator.process.history import latest_breach
+from correlator.incidents.advice import advise, runbook
+from correlator.incidents.chain import build_chain
+from correlator.incidents.history import latest_breach
 from correlator.promsource.reader import PromSourceError
 from correlator.store.catalog import get_sla, read_topology
 from correlator.store.changes import query_changes

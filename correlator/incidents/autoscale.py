@@ -8,7 +8,7 @@ from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from correlator.process.capacity import recommended_replicas
+from correlator.incidents.capacity import recommended_replicas
 from correlator.store.measures import latest_load
 from correlator.store.tables import ModelVersion
 

@@ -1,4 +1,4 @@
-"""The process subcommands end to end on a real database."""
+"""The incident-handling and catalogue subcommands end to end on a real database."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from correlator.settings import ServiceSettings
 from correlator.store.catalog import upsert_sla
 from correlator.store.engine import write_transaction
 from correlator.store.tokens import create_token
-from tests.process.test_models_api import CARD
+from tests.incidents.test_models_api import CARD
 
 
 def _run(capsys, db_url, *argv) -> str:

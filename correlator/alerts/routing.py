@@ -1,4 +1,4 @@
-"""Route configuration: the channels, and which of them get an alert by model, severity, team."""
+"""Alert routing rules: the channels, and which of them get an alert by model, severity, team."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from correlator.alerts.channels import KINDS, Channel
+from correlator.alerts.channels import Channel
+from correlator.alerts.formats import KINDS
 from correlator.alerts.targets import refused_target
 
 SEVERITIES = ("info", "minor", "major", "critical")

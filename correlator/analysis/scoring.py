@@ -1,0 +1,132 @@
+"""Stages 4 and 5 of the analysis: rank each row, then lower what something else explains."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from correlator.analysis import nodes as node_rules
+from correlator.analysis import ranking
+from correlator.analysis.changes import score_changes
+from correlator.analysis.config import Config
+from correlator.analysis.onset import Reference
+from correlator.analysis.ranking import Placement
+from correlator.analysis.result import Scored
+from correlator.analysis.signals import Signals
+from correlator.analysis.stages import Detection, Measured, Ranking, Timeline, Window
+from correlator.analysis.topology import Topology, label_nodes, sla_nodes
+
+
+def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
+    """Score each row by size, timing, persistence, place in the topology and symptoms."""
+    sig, graph = m.signals, tl.graph
+    nodes = [label_nodes(lbl) for lbl in sig.labels]
+    start = sla_nodes(tl.bundle.sla, nodes, graph)
+    dist = graph.distances(start)
+    place = ranking.place(nodes, dist, graph)
+    sev = ranking.severity(d.anomalies.strength, off_z=cfg.off_z, full_z=m.full_z)
+    time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
+    topo_w = ranking.topology_weight(place, cfg)
+    extra = _symptom_weights(tl.bundle.sla, sig, m.ref, place, set(start), cfg)
+    # An excursion already under way where the search starts has no visible onset: it may
+    # well be a standing difference from the reference rather than this incident. Against
+    # a separately recorded baseline, though, a difference already there is the anomaly.
+    censored = d.anomalies.onset <= d.lo_rows
+    extra *= np.where(censored, np.where(m.on_baseline, cfg.standing, cfg.censored), 1.0)
+    up = node_rules.callers(tl.bundle.topology or {})
+    traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
+    extra *= traffic
+    base = ranking.combine(
+        d.anomalies,
+        sev=sev,
+        time_w=time_w,
+        topo_w=topo_w,
+        extra_w=extra,
+        persistence=cfg.persistence,
+    )
+    # Only a measured anomaly (a real reference, onset by the breach) explains another.
+    real = m.ref.count >= cfg.real_reference
+    explainer_sev = sev * (time_w > cfg.explainer_timing) * real * (traffic == 1.0) * ~censored
+    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev)
+
+
+def _symptom_weights(
+    sla: dict, sig: Signals, ref: Reference, place: Placement, start: set[str], cfg: Config
+) -> np.ndarray:
+    """Weight the breached series 0, its metric family on the SLA's node less, no reference less."""
+    extra = np.ones(len(sig.names))
+    sla_labels = sla.get("labels") or {}
+    sla_family = ranking.family(sla["metric"])
+    for i, name in enumerate(sig.names):
+        if name == sla["metric"] and all(sig.labels[i].get(k) == v for k, v in sla_labels.items()):
+            extra[i] = 0.0  # the breached series itself
+        elif ranking.family(name) == sla_family and start.intersection(place.nodes[i]):
+            extra[i] = cfg.sla_family
+        if ref.count[i] < cfg.real_reference:
+            extra[i] *= cfg.no_reference
+    return extra
+
+
+def explain(
+    tl: Timeline, win: Window, m: Measured, d: Detection, r: Ranking, cfg: Config
+) -> Scored:
+    """Lower what an earlier or deeper anomaly or a change explains; favour shared causes."""
+    step, graph, place = tl.grid.step, tl.graph, r.place
+    cand = np.argsort(-r.base)[: cfg.explain_candidates]
+    cand = cand[r.base[cand] > 0]
+    weight, who = ranking.explained_by(
+        cand,
+        sev=r.explainer_sev,
+        onset_t=d.onset_t,
+        p=place,
+        graph=graph,
+        step=step,
+        margin_s=cfg.explains_margin_s,
+        ratio=cfg.explains_ratio,
+    )
+    score = r.base * (1 - cfg.explained * weight)
+    changes = score_changes(
+        tl.bundle.changes,
+        breach=win.start,
+        step=step,
+        dist=r.dist,
+        known=set(graph.nodes),
+        labels=m.signals.labels,
+        row_nodes=place.nodes,
+        sev=r.explainer_sev,
+        onset_t=d.onset_t,
+        upstream=_upstream(r, graph),
+        cfg=cfg,
+    )
+    for c in changes:
+        for i in c.rows:
+            score[i] *= 1 - cfg.explained * c.score
+    score *= _caller_support(r, graph, cfg)
+    score = ranking.spread_nodes(score, place.primary, repeat=cfg.same_node)
+    return Scored(m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, who, changes)
+
+
+def _upstream(r: Ranking, graph: Topology) -> list[set[str]]:
+    """Return, per scored row, its node and every node it depends on (empty when unscored)."""
+    reach_cache: dict = {}
+    upstream: list[set[str]] = []
+    for i in range(len(r.place.primary)):
+        pnode = r.place.primary[i]
+        if r.base[i] <= 0 or pnode is None:
+            upstream.append(set())
+            continue
+        if pnode not in reach_cache:
+            reach_cache[pnode] = graph.reaches(pnode) | {pnode}
+        upstream.append(reach_cache[pnode])
+    return upstream
+
+
+def _caller_support(r: Ranking, graph: Topology, cfg: Config) -> np.ndarray:
+    """Return the weight of each row from the anomalous callers its node's anomaly shares."""
+    keep = (r.traffic == 1.0) & ~r.censored
+    node_sev = node_rules.node_severity(r.explainer_sev, r.place.primary, keep)
+    shared = node_rules.shared_by_callers(
+        node_sev, r.callers, graph, least=cfg.caller_least, ratio=cfg.explains_ratio
+    )
+    return node_rules.support_weight(
+        r.place.primary, shared, step=cfg.support, most=cfg.support_most
+    )

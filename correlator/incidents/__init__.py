@@ -1,0 +1,1 @@
+"""Incident handling: SLA evaluation, incidents and their snapshots, reviews, cards, capacity."""

@@ -1,1 +1,0 @@
-"""The shared process: SLA evaluation, incidents, cards, capacity and reviews."""
