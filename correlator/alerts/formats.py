@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from correlator.alerts import alertmanager, dingtalk, feishu, slack, teams, webhook, wecom
+from correlator.alerts import (
+    alertmanager,
+    dingtalk,
+    feishu,
+    grafana,
+    slack,
+    teams,
+    webhook,
+    wecom,
+)
 from correlator.alerts.channels import Channel, HttpRequest
 from correlator.alerts.messages import Message
 
@@ -44,6 +53,7 @@ FORMATS: dict[str, AlertFormat] = {
     "teams": teams,
     "webhook": webhook,
     "alertmanager": alertmanager,
+    "grafana": grafana,
 }
 KINDS = tuple(FORMATS)
 

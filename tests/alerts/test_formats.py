@@ -57,6 +57,7 @@ CASES = [
     ("wecom", None, lambda s: platforms.wecom),
     ("teams", None, lambda s: platforms.teams),
     ("webhook", SECRET, platforms.generic),
+    ("grafana", "glsa_token", platforms.grafana),
 ]
 
 
@@ -67,7 +68,9 @@ def test_payload_accepted_by_platform_check(kind, secret, checker, event):
     transport = HttpTransport(5.0)
     try:
         fmt = alert_format(kind)
-        base = receiver.url + ("/robot/send?access_token=abc123" if kind == "dingtalk" else "/hook")
+        base = receiver.url + {"dingtalk": "/robot/send?access_token=abc123", "grafana": ""}.get(
+            kind, "/hook"
+        )
         channel = Channel(name=kind, kind=kind, url=base, secret=secret)
         extra = {"resolved_at": T0 + 600} if event == "resolved" else {}
         payload = fmt.render(_message(event, **extra))
@@ -116,10 +119,37 @@ def test_the_message_says_what_to_try_first_and_whom_to_ask():
 def test_the_registry_names_every_format_and_refuses_an_unknown_kind():
     from correlator.alerts.formats import FORMATS, KINDS, FollowingFormat
 
-    assert KINDS == ("slack", "feishu", "dingtalk", "wecom", "teams", "webhook", "alertmanager")
+    assert KINDS == (
+        "slack",
+        "feishu",
+        "dingtalk",
+        "wecom",
+        "teams",
+        "webhook",
+        "alertmanager",
+        "grafana",
+    )
     for fmt in FORMATS.values():
         assert callable(fmt.render) and callable(fmt.request) and callable(fmt.error)
     # Only Alertmanager keeps the first message's identity in later ones.
     assert [k for k, f in FORMATS.items() if isinstance(f, FollowingFormat)] == ["alertmanager"]
     with pytest.raises(ValueError, match="unknown channel kind 'pager'; one of slack, feishu"):
         alert_format("pager")
+
+
+def test_grafana_annotation_is_a_point_then_a_region_tagged_and_linking_back():
+    fmt = alert_format("grafana")
+    opened = fmt.render(_message())
+    assert opened["time"] == round(T0 * 1000) and "timeEnd" not in opened
+    assert {"causeline", "incident:3", "event:opened", "model:click_rank_v3", "team:algo"} <= set(
+        opened["tags"]
+    )
+    assert 'href="https://causeline.example/incidents/3"' in opened["text"]
+    resolved = fmt.render(_message("resolved", resolved_at=T0 + 600))
+    assert (resolved["time"], resolved["timeEnd"]) == (round(T0 * 1000), round((T0 + 600) * 1000))
+    channel = Channel(name="g", kind="grafana", url="https://grafana.example/", secret="tok")
+    req = fmt.request(opened, channel, now=T0, delivery_id="x")
+    assert req.url == "https://grafana.example/api/annotations"
+    assert req.headers["Authorization"] == "Bearer tok"
+    hostile = fmt.render(_message(sla="<script>x</script>"))
+    assert "<script>" not in hostile["text"]

@@ -1,0 +1,64 @@
+"""Grafana annotations: each incident event on Grafana's own timeline, tagged, linking back.
+
+``POST <grafana>/api/annotations`` with a service account token (the channel's ``secret``)
+as ``Authorization: Bearer``. Without a dashboard the annotation belongs to the
+organisation: a dashboard shows it through an annotation query on the tag ``causeline``
+(and ``model:NAME``, ``team:...``, ``severity:...``). An opened or updated incident is a
+point at the breach start; a resolved one is a region from the breach start to its end.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from correlator.alerts.channels import Channel, HttpRequest, http_error, json_request
+from correlator.alerts.messages import Message
+
+API_PATH = "/api/annotations"
+MAX_TAG = 100  # characters of one tag Grafana stores
+
+
+def _tags(message: Message) -> list[str]:
+    tags = {
+        "causeline": "causeline",
+        "incident": f"incident:{message.incident_id}",
+        "event": f"event:{message.event}",
+        "sla": f"sla:{message.sla}",
+        "model": f"model:{message.model}" if message.model else "",
+        "team": f"team:{message.team}" if message.team else "",
+        "severity": f"severity:{message.severity}",
+    }
+    return [t[:MAX_TAG] for t in tags.values() if t]
+
+
+def render(message: Message) -> dict:
+    """Return the annotation of one incident event (times in epoch milliseconds)."""
+    top = message.suspects[0] if message.suspects else None
+    lines = [f"<b>{escape(message.title)}</b>", escape(message.value_line)]
+    if top is not None:
+        lines.append(f"Top suspect: {escape(top.what)} ({escape(top.owner)})")
+    link = escape(message.incident_url, quote=True)
+    lines.append(f'<a href="{link}">incident #{message.incident_id} in causeline</a>')
+    annotation = {
+        "time": round(message.since * 1000),
+        "tags": _tags(message),
+        "text": "<br>".join(lines),
+    }
+    if message.event == "resolved" and message.resolved_at:
+        annotation["timeEnd"] = max(annotation["time"], round(message.resolved_at * 1000))
+    return annotation
+
+
+def request(payload: dict, channel: Channel, *, now: float, delivery_id: str) -> HttpRequest:
+    """Return the POST to Grafana's annotations API, with the token when one is configured."""
+    base = channel.url.rstrip("/")
+    url = base if base.endswith(API_PATH) else base + API_PATH
+    headers = dict(channel.headers)
+    if channel.secret:
+        headers["Authorization"] = f"Bearer {channel.secret}"
+    return json_request(url, payload, headers)
+
+
+def error(status: int, text: str) -> str | None:
+    """Return None when Grafana stored the annotation (2xx)."""
+    return http_error(status, text)
