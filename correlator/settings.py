@@ -86,6 +86,14 @@ class ServiceSettings(BaseSettings):
     raw_retention_days: int = 7
     rollup_retention_days: int = 90
     retention_interval_seconds: float = 3600.0
+    # 1-minute rollups of recent raw samples (correlator/store/rollups.py), so reads with a
+    # step of a minute or more scan fewer rows: every rollup_interval_seconds (the first pass
+    # one interval after start), up to rollup_max_hours hours that ended rollup_lag_seconds
+    # ago, under the same lease as retention.
+    rollup_enabled: bool = True
+    rollup_interval_seconds: float = 300.0
+    rollup_lag_seconds: float = 300.0
+    rollup_max_hours: int = 24
 
     def reads_need_token(self) -> bool:
         """Return whether read endpoints require a bearer token."""

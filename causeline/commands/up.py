@@ -221,11 +221,14 @@ def load_demo(database_url: str, *, hours: float = 6.0, end: float | None = None
     from causeline.demo import MODEL, SLA_NAME, breach_window, demo_bundle
     from correlator.store.bundles import import_bundle
     from correlator.store.engine import make_engine
+    from correlator.store.rollups import roll_up
 
     bundle = demo_bundle(hours=hours, end=end)
     engine = make_engine(database_url)
     try:
         import_bundle(engine=engine, bundle=bundle)
+        # As a service that has run for a while would have: wide board windows read these.
+        roll_up(engine=engine, max_hours=int(hours) + 1)
     finally:
         engine.dispose()
     last = max(float(s.ts[-1]) for s in bundle.series)

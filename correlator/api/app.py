@@ -108,7 +108,7 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
                 alert_worker.run(settings.alert_worker_interval_seconds)
             )
         retention_task = None
-        if settings.retention_enabled:
+        if settings.retention_enabled or settings.rollup_enabled:
             retention_task = asyncio.create_task(
                 run_retention_job(engine, settings=settings, holder=_app.state.evaluator_holder)
             )

@@ -4,9 +4,11 @@ Raw samples are kept ``raw_days`` whole UTC days back from today (so between N a
 days): every row with ``hour < raw_cutoff_hour`` is first rolled up into ``samples_1m``
 (min, max, sum and count of the non-NaN values of each minute) and then removed, by
 dropping whole daily partitions on PostgreSQL and by DELETE on an hour range elsewhere
-(SQLite, the default partition, a day whose partition was not there). Rollups older than
-``rollup_days`` days are deleted the same way. The service runs ``run_retention`` under
-the ``retention`` lease; ``causeline db retain`` runs it once.
+(SQLite, the default partition, a day whose partition was not there). An hour the rollup
+job already rolled up is kept as it is; the hour becomes EXPIRED (``rollup_state``).
+Rollups older than ``rollup_days`` days are deleted the same way. The service runs the
+rollup job and ``run_retention`` under the ``retention`` lease (``run_retention_job``);
+``causeline db retain`` runs retention once.
 """
 
 from __future__ import annotations
@@ -29,21 +31,11 @@ from correlator.store.partitions import (
     is_partitioned,
     list_partitions,
 )
+from correlator.store.rollup_state import EXPIRED, EXPIRED_LATE, ROLLED, hour_states, set_states
+from correlator.store.rollups import merge_hours, rebuild_hours, roll_up
 
 LEASE = "retention"
 log = logging.getLogger(__name__)
-
-_COMBINE = {
-    # An upsert merges late raw rows into a minute rolled up before.
-    "postgresql": (
-        'LEAST(samples_1m."min", excluded."min")',
-        'GREATEST(samples_1m."max", excluded."max")',
-    ),
-    "sqlite": (
-        'coalesce(min(samples_1m."min", excluded."min"), samples_1m."min", excluded."min")',
-        'coalesce(max(samples_1m."max", excluded."max"), samples_1m."max", excluded."max")',
-    ),
-}
 
 
 @dataclass
@@ -70,20 +62,17 @@ def cutoff_hour(*, now: float, days: int) -> int:
 
 
 def rollup_hours(*, conn: Connection, lo: int, hi: int) -> int:
-    """Roll raw samples of hours [lo, hi) up into samples_1m; return the minutes written."""
-    low, high = _COMBINE[conn.dialect.name]
-    total = 'CASE WHEN samples_1m."sum" IS NULL THEN excluded."sum" '
-    total += 'WHEN excluded."sum" IS NULL THEN samples_1m."sum" '
-    total += 'ELSE samples_1m."sum" + excluded."sum" END'
-    result = conn.exec_driver_sql(
-        'INSERT INTO samples_1m (hour, series_id, ts, "min", "max", "sum", "count") '
-        "SELECT hour, series_id, (ts / 60000) * 60000, MIN(value), MAX(value), SUM(value), "
-        f"COUNT(value) FROM samples WHERE hour >= {int(lo)} AND hour < {int(hi)} "
-        "GROUP BY hour, series_id, ts / 60000 "
-        f'ON CONFLICT (hour, series_id, ts) DO UPDATE SET "min" = {low}, "max" = {high}, '
-        f'"sum" = {total}, "count" = samples_1m."count" + excluded."count"'
-    )
-    return max(result.rowcount, 0)
+    """Roll raw samples of hours [lo, hi) into samples_1m before they go; return minutes written.
+
+    A ROLLED hour's rollups already hold its raw samples; an EXPIRED one's lost theirs, so
+    its late samples are added; any other hour is rebuilt. Every hour becomes EXPIRED.
+    """
+    states = hour_states(conn=conn, first=lo, last=hi - 1)
+    merged = [h for h in range(lo, hi) if states.get(h) in (EXPIRED, EXPIRED_LATE)]
+    rebuilt = [h for h in range(lo, hi) if states.get(h) not in (ROLLED, EXPIRED, EXPIRED_LATE)]
+    minutes = rebuild_hours(conn=conn, hours=rebuilt) + merge_hours(conn=conn, hours=merged)
+    set_states(conn=conn, hours=range(lo, hi), state=EXPIRED)
+    return minutes
 
 
 def _first_hour(conn: Connection, at_least: int = 0) -> int | None:
@@ -157,6 +146,9 @@ def run_retention(
         report.deleted_rollup_rows = conn.exec_driver_sql(
             f"DELETE FROM samples_1m WHERE hour < {report.rollup_cutoff_hour}"
         ).rowcount
+        conn.exec_driver_sql(
+            f"DELETE FROM samples_1m_hours WHERE hour < {report.rollup_cutoff_hour}"
+        )
     return report
 
 
@@ -164,9 +156,32 @@ def _count_partition(conn: Connection, name: str) -> int:
     return conn.exec_driver_sql(f"SELECT COUNT(*) FROM {name}").scalar()
 
 
-def retain_once(*, engine: Engine, settings, holder: str, now: float | None = None) -> dict | None:
-    """Run one retention pass if this process holds the retention lease; return its report."""
-    seconds = max(settings.lease_seconds, 2 * settings.retention_interval_seconds)
+def _lease_seconds(settings) -> float:
+    return max(settings.lease_seconds, 2 * _interval(settings))
+
+
+def _interval(settings) -> float:
+    """Return the time between passes: the rollup interval when rollups run, else retention's."""
+    if settings.rollup_enabled:
+        return min(settings.rollup_interval_seconds, settings.retention_interval_seconds)
+    return settings.retention_interval_seconds
+
+
+def maintain_once(
+    *,
+    engine: Engine,
+    settings,
+    holder: str,
+    rollup: bool | None = None,
+    retention: bool = True,
+    now: float | None = None,
+) -> dict | None:
+    """Under the retention lease, roll up pending hours, then run retention, each if asked.
+
+    ``rollup`` defaults to ``settings.rollup_enabled``. Return what was done, or None when
+    another process holds the lease.
+    """
+    seconds = _lease_seconds(settings)
 
     def renew() -> None:
         with write_transaction(engine) as conn:
@@ -176,25 +191,61 @@ def retain_once(*, engine: Engine, settings, holder: str, now: float | None = No
         held = take_lease(conn=conn, name=LEASE, holder=holder, now=time.time(), seconds=seconds)
     if not held:
         return None
-    report = run_retention(
-        engine=engine,
-        raw_days=settings.raw_retention_days,
-        rollup_days=settings.rollup_retention_days,
-        now=now,
-        renew=renew,
-    )
-    return report.as_dict()
+    done: dict = {}
+    if settings.rollup_enabled if rollup is None else rollup:
+        done["rollup"] = roll_up(
+            engine=engine,
+            now=now,
+            lag_seconds=settings.rollup_lag_seconds,
+            max_hours=settings.rollup_max_hours,
+        ).as_dict()
+    if retention:
+        done["retention"] = run_retention(
+            engine=engine,
+            raw_days=settings.raw_retention_days,
+            rollup_days=settings.rollup_retention_days,
+            now=now,
+            renew=renew,
+        ).as_dict()
+    return done
+
+
+def retain_once(*, engine: Engine, settings, holder: str, now: float | None = None) -> dict | None:
+    """Run one retention pass if this process holds the retention lease; return its report."""
+    done = maintain_once(engine=engine, settings=settings, holder=holder, rollup=False, now=now)
+    return None if done is None else done["retention"]
 
 
 async def run_retention_job(engine: Engine, *, settings, holder: str) -> None:
-    """Run retention every ``retention_interval_seconds`` until cancelled."""
+    """Roll up and apply retention (each when enabled) under the lease until cancelled.
+
+    Retention runs at once and every ``retention_interval_seconds``; rollups every
+    ``rollup_interval_seconds``, the first pass one interval after start.
+    """
+    next_rollup = time.monotonic() + settings.rollup_interval_seconds
+    next_retention = time.monotonic()
     while True:
-        try:
-            report = await asyncio.to_thread(
-                retain_once, engine=engine, settings=settings, holder=holder
-            )
-            if report:
-                log.info("retention pass: %s", report)
-        except Exception:
-            log.exception("retention pass failed")
-        await asyncio.sleep(settings.retention_interval_seconds)
+        now = time.monotonic()
+        rollup = settings.rollup_enabled and now >= next_rollup
+        retention = settings.retention_enabled and now >= next_retention
+        if rollup or retention:
+            try:
+                done = await asyncio.to_thread(
+                    maintain_once,
+                    engine=engine,
+                    settings=settings,
+                    holder=holder,
+                    rollup=rollup,
+                    retention=retention,
+                )
+                if done:
+                    log.info("maintenance pass: %s", done)
+            except Exception:
+                log.exception("maintenance pass failed")
+            if rollup:
+                next_rollup = time.monotonic() + settings.rollup_interval_seconds
+            if retention:
+                next_retention = time.monotonic() + settings.retention_interval_seconds
+        wait = [next_rollup] if settings.rollup_enabled else []
+        wait += [next_retention] if settings.retention_enabled else []
+        await asyncio.sleep(max(min(wait) - time.monotonic(), 0.05) if wait else 3600)

@@ -8,9 +8,11 @@ a small, cached part of the index; a range read seeks each hour of the window.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 import psycopg
@@ -18,9 +20,9 @@ from sqlalchemy import Connection
 
 from correlator.store.bounds import TooManyPoints, check_deadline
 from correlator.store.partitions import prepare_for_rows
+from correlator.store.rollup_state import HOUR_MS, MINUTE_MS, Part, late_cut, mark_late, read_parts
 from correlator.store.series import CHUNK
 
-HOUR_MS = 3_600_000
 Row = tuple[int, int, int, float | None]  # (hour, series_id, ts ms, value)
 
 _SQLITE_INSERT = (
@@ -67,20 +69,38 @@ def sample_rows(
 
 
 def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
-    """Insert rows (as from ``sample_rows``), skipping stored ones; return how many were new."""
+    """Insert rows (as from ``sample_rows``), skipping stored ones; return how many were new.
+
+    New rows in an hour that ended a while ago mark it late (``rollup_state.mark_late``) in
+    this transaction, so reads take it from raw until the rollup job rebuilds it.
+    """
     if not rows:
         return 0
     raw = conn.connection.driver_connection
     if conn.dialect.name == "postgresql":
         # Rows come sorted by hour (sample_rows): the first and last give the day range.
         prepare_for_rows(conn=conn, first_hour=rows[0][0], last_hour=rows[-1][0])
-        return _copy_postgres(raw, rows)
-    cur = raw.cursor()
-    try:
-        cur.executemany(_SQLITE_INSERT, rows)
-        return cur.rowcount
-    finally:
-        cur.close()
+        inserted = _copy_postgres(raw, rows)
+    else:
+        cur = raw.cursor()
+        try:
+            cur.executemany(_SQLITE_INSERT, rows)
+            inserted = cur.rowcount
+        finally:
+            cur.close()
+    cut = late_cut()
+    if inserted and rows[0][0] < cut:  # fresh data (the usual batch) costs no query
+        mark_late(conn=conn, hours=_hours_before(rows, cut))
+    return inserted
+
+
+def _hours_before(rows: list[Row], cut: int) -> list[int]:
+    """Return the distinct hours below cut of rows sorted by hour."""
+    hours, i = [], 0
+    while i < len(rows) and rows[i][0] < cut:
+        hours.append(rows[i][0])
+        i = bisect_right(rows, rows[i][0], lo=i, key=itemgetter(0))
+    return hours
 
 
 def _pg_float(value: float | None) -> str:
@@ -125,16 +145,25 @@ def _copy_postgres(raw, rows: list[Row]) -> int:
 MAX_LISTED_HOURS = 200
 
 
-def _where(postgres: bool, ids: list[int], hours: range, lo: int, hi: int) -> tuple[str, list]:
-    # A short window seeks each hour; a long one scans the hour range once.
-    listed = len(hours) <= MAX_LISTED_HOURS
+def _where(postgres: bool, ids: list[int], part: Part) -> tuple[str, list]:
+    # A short window seeks each hour; a long one scans the hour range once (less skipped ones).
+    lo, hi = part.window
+    skip = set(part.skip)  # a subset of part.hours
+    listed = len(part.hours) - len(skip) <= MAX_LISTED_HOURS
+    hours = [h for h in part.hours if h not in skip] if listed and skip else part.hours
     if postgres:
         hour_sql = "hour = ANY(%s)" if listed else "hour BETWEEN %s AND %s"
         params: list = [list(hours)] if listed else [hours[0], hours[-1]]
+        if skip and not listed:
+            hour_sql += " AND hour <> ALL(%s)"
+            params.append(sorted(skip))
         sql = f"{hour_sql} AND series_id = ANY(%s) AND ts >= %s AND ts <= %s"
         return sql, [*params, ids, lo, hi]
     hour_sql = f"hour IN ({','.join('?' * len(hours))})" if listed else "hour BETWEEN ? AND ?"
     params = list(hours) if listed else [hours[0], hours[-1]]
+    if skip and not listed:
+        hour_sql += f" AND hour NOT IN ({','.join('?' * len(skip))})"
+        params.extend(sorted(skip))
     sql = f"{hour_sql} AND series_id IN ({','.join('?' * len(ids))}) AND ts >= ? AND ts <= ?"
     return sql, [*params, *ids, lo, hi]
 
@@ -142,6 +171,7 @@ def _where(postgres: bool, ids: list[int], hours: range, lo: int, hi: int) -> tu
 # Where a table keeps its values: raw samples have one; 1-minute rollups a min, max and mean.
 RAW = ("samples", "value", "value", "value")
 ROLLUP = ("samples_1m", '"min"', '"max"', '"sum" / "count"')
+SOURCES = {"samples": RAW, "samples_1m": ROLLUP}
 
 
 def _minmax_sql(postgres: bool, where: str, step_ms: int, source: tuple) -> str:
@@ -171,14 +201,12 @@ def _fetch(
     raw,
     postgres: bool,
     ids: list[int],
-    window: tuple[int, int],
+    part: Part,
     step_ms: int | None,
-    source,
     limit: int | None = None,
 ) -> list:
-    lo, hi = window
-    hours = range(lo // HOUR_MS, hi // HOUR_MS + 1)
-    where, params = _where(postgres, ids, hours, lo, hi)
+    source = SOURCES[part.table]
+    where, params = _where(postgres, ids, part)
     if step_ms:
         sql = _minmax_sql(postgres, where, step_ms, source)
         params = params * 2
@@ -198,21 +226,49 @@ def _fetch(
         cur.close()
 
 
-def _windows(conn: Connection, lo: int, hi: int) -> list[tuple[tuple[int, int], tuple]]:
+def _windows(conn: Connection, lo: int, hi: int) -> list[Part]:
     """Split [lo, hi] ms into the part served by raw samples and the older part by rollups."""
     parts = []
     bounds = time_bounds(conn=conn)
     raw_lo = round(bounds[0] * 1000) if bounds else None
     if bounds is not None and hi >= raw_lo and lo <= round(bounds[1] * 1000):
-        parts.append(((max(lo, raw_lo), min(hi, round(bounds[1] * 1000))), RAW))
+        parts.append(_part("samples", max(lo, raw_lo), min(hi, round(bounds[1] * 1000))))
     if raw_lo is None or lo < raw_lo:
         first = conn.exec_driver_sql(
             "SELECT MIN(ts) FROM samples_1m WHERE hour = (SELECT MIN(hour) FROM samples_1m)"
         ).scalar()
-        end = hi if raw_lo is None else min(hi, raw_lo - 1)
+        # Whole hours before the first raw one: recent hours have rollups beside raw samples.
+        end = hi if raw_lo is None else min(hi, raw_lo // HOUR_MS * HOUR_MS - 1)
         if first is not None and end >= max(lo, first):
-            parts.append(((max(lo, first), end), ROLLUP))
+            parts.append(_part("samples_1m", max(lo, first), end))
     return parts
+
+
+def _part(table: str, lo: int, hi: int) -> Part:
+    return Part(table, range(lo // HOUR_MS, hi // HOUR_MS + 1), (lo, hi))
+
+
+def _extremes(arr: np.ndarray, step_ms: int) -> np.ndarray:
+    """Keep the lowest and highest row of each (series, step bucket) of rows sorted by both.
+
+    Rows of two sources may share a bucket. A minute's rollup gives its lowest and highest
+    one timestamp: the highest then goes 1 ms later, so timestamps stay unique.
+    """
+    bucket = arr[:, 1] // step_ms
+    new = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(bucket) != 0)]
+    starts = np.flatnonzero(new)
+    group = np.cumsum(new) - 1
+    values = arr[:, 2]
+    low = np.flatnonzero(values == np.minimum.reduceat(values, starts)[group])
+    high = np.flatnonzero(values == np.maximum.reduceat(values, starts)[group])
+    low = low[np.r_[True, np.diff(group[low]) != 0]]  # the first lowest row of each group
+    high = high[np.r_[np.diff(group[high]) != 0, True]]  # the last highest one
+    keep = np.zeros(len(arr), dtype=bool)
+    keep[low] = keep[high] = True
+    out = arr[keep]
+    same = np.r_[False, (np.diff(out[:, 0]) == 0) & (np.diff(out[:, 1]) == 0)]
+    out[same & (np.r_[0.0, np.diff(out[:, 2])] != 0), 1] += 1  # equal ones: one is dropped
+    return out
 
 
 def read_range(
@@ -228,11 +284,12 @@ def read_range(
     """Return samples of the series with start <= ts <= end (unix seconds), ordered by time.
 
     With ``step`` (seconds), keep only each step bucket's lowest and highest sample,
-    chosen by the database, so a long window stays small. Where raw samples have gone
-    past retention, 1-minute rollups answer: each minute's mean (with ``step``, the
-    lowest minimum and highest maximum of each bucket). With ``max_points``, raise
-    TooManyPoints rather than fetch more; with ``deadline`` (``time.monotonic()``),
-    raise ReadTooSlow once it passes.
+    chosen by the database, so a long window stays small. With a step of a minute or more,
+    hours rolled up (``rollup_state``) come from 1-minute rollups: a bucket keeps the
+    lowest minimum and highest maximum, at their minute's start. Where raw samples have
+    gone past retention, rollups answer a read without a step too: each minute's mean.
+    With ``max_points``, raise TooManyPoints rather than fetch more; with ``deadline``
+    (``time.monotonic()``), raise ReadTooSlow once it passes.
     """
     ids = sorted(set(series_ids))
     lo, hi = max(math.floor(start * 1000), 0), math.ceil(end * 1000)
@@ -241,20 +298,27 @@ def read_range(
     step_ms = max(1, round(step * 1000)) if step else None
     raw = conn.connection.driver_connection
     postgres = conn.dialect.name == "postgresql"
+    minutes = step_ms is not None and step_ms >= MINUTE_MS
+    parts = read_parts(conn=conn, lo=lo, hi=hi) if minutes else _windows(conn, lo, hi)
     # With a step, a bucket's lowest and highest sample come as two rows, maybe one sample.
     budget = None if max_points is None else max_points * (2 if step_ms else 1)
     rows: list = []
-    for window, source in _windows(conn, lo, hi):
+    for part in parts:
         for i in range(0, len(ids), CHUNK):
             check_deadline(deadline)
             left = None if budget is None else budget - len(rows) + 1
-            rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], window, step_ms, source, left))
+            rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], part, step_ms, left))
             if budget is not None and len(rows) > budget:
                 raise TooManyPoints(max_points)
     if not rows:
         return {}
-    arr = np.array(rows, dtype=np.float64)  # None becomes NaN
+    if step_ms:  # no NULL values: the fast path
+        arr = np.fromiter(chain.from_iterable(rows), np.float64, 3 * len(rows)).reshape(-1, 3)
+    else:
+        arr = np.array(rows, dtype=np.float64)  # None becomes NaN
     arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
+    if minutes:
+        arr = _extremes(arr, step_ms)
     if step_ms:  # a bucket's min and max may be the same sample
         keep = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(arr[:, 1]) != 0)]
         arr = arr[keep]

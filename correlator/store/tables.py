@@ -11,6 +11,7 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -361,3 +362,11 @@ class SampleRollup(Base):
     sum: Mapped[float | None] = mapped_column(Double, nullable=True)
     count: Mapped[int] = mapped_column(Integer)
     __table_args__ = ({"sqlite_with_rowid": False},)
+
+
+class RollupHour(Base):
+    """Whether samples_1m answers for an hour of raw samples (states in store/rollup_state.py)."""
+
+    __tablename__ = "samples_1m_hours"
+    hour: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    state: Mapped[int] = mapped_column(SmallInteger)
