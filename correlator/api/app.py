@@ -30,6 +30,8 @@ from correlator.api.routes import (
     labels,
     models,
     oncall,
+    otlp,
+    remote_write,
     series,
     slas,
     whoami,
@@ -59,6 +61,9 @@ ROUTERS = [
     alerts.router,
     alertmanager_hook.router,
     whoami.router,
+    # Prometheus remote write and OTLP/HTTP metrics in (issue 17).
+    remote_write.router,
+    otlp.router,
 ]
 
 
@@ -149,9 +154,11 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
     app.state.metrics_registry = registry
     for router in ROUTERS:
         app.include_router(router)
-    # Ingest reads (and gunzips) its own body within the same limits.
+    # Ingest and remote write read (and inflate) their own bodies within the same limits.
     app.add_middleware(
-        BodyGuard, max_bytes=settings.max_body_bytes, skip=frozenset({"/api/v1/ingest"})
+        BodyGuard,
+        max_bytes=settings.max_body_bytes,
+        skip=frozenset({"/api/v1/ingest", "/api/v1/write"}),
     )
     hosts = allowed_hosts(
         bind_host=settings.bind_host, extra=settings.allowed_hosts, public_url=settings.public_url

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from sqlalchemy import Engine
 
-from collector.schema import Batch
+from collector.schema import Batch, SeriesBatch
+from correlator.store.deltas import cumulate
 from correlator.store.engine import write_transaction
 from correlator.store.events import insert_events
 from correlator.store.samples import insert_rows, sample_rows
@@ -51,11 +54,23 @@ class SeriesCache:
             self._ids.update(ids)
 
 
-def store_batch(*, engine: Engine, batch: Batch, cache: SeriesCache | None = None) -> IngestResult:
-    """Write a whole batch or nothing; (series, ts) pairs and event ids already stored are kept."""
+def store_batch(
+    *,
+    engine: Engine,
+    batch: Batch,
+    cache: SeriesCache | None = None,
+    deltas: Sequence[SeriesBatch] = (),
+) -> IngestResult:
+    """Write a whole batch or nothing; (series, ts) pairs and event ids already stored are kept.
+
+    ``deltas`` hold increments (OTLP delta sums): each is stored as the series' running total
+    (``correlator.store.deltas``) in the same transaction.
+    """
     cache = cache or SeriesCache()
     keys = [s.key for s in batch.series]
+    delta_keys = [s.key for s in deltas]
     keyed = dict(zip(keys, batch.series, strict=True))
+    keyed.update(zip(delta_keys, deltas, strict=True))
     known, missing = cache.lookup(list(keyed))
     new_ids: dict[str, int] = {}
     with write_transaction(engine) as conn:
@@ -70,6 +85,11 @@ def store_batch(*, engine: Engine, batch: Batch, cache: SeriesCache | None = Non
             [s.values for s in batch.series],
         )
         samples = len(rows)
+        if deltas:
+            delta_ids = [ids[k] for k in delta_keys]
+            rows += cumulate(conn=conn, ids=delta_ids, series=deltas)
+            rows.sort(key=itemgetter(0, 1, 2))  # the key order insert_rows expects
+            samples += sum(len(s.timestamps) for s in deltas)
         inserted = insert_rows(conn=conn, rows=rows)
         events = insert_events(conn=conn, events=batch.events)
     cache.remember(new_ids)

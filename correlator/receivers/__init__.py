@@ -1,0 +1,1 @@
+"""Decoders for metrics pushed in other systems' wire formats (remote write, OTLP)."""

@@ -1,0 +1,106 @@
+"""Turn increments (OTLP delta points) into running totals on top of what the store holds.
+
+A delta point at time t is stored as the series' total at t: the stored value of the latest
+point before t (looked for up to ``LOOKBACK_HOURS`` back; none found means 0) plus the new
+increments up to t. A point whose (series, t) is already stored is a resent one and adds
+nothing, so retries never double-count. A point older than stored ones (exports that arrive
+out of order) also raises the stored totals after it, up to ``LOOKBACK_HOURS`` later. On
+PostgreSQL the series rows are locked for the transaction, so concurrent writers of one
+series take turns.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, bindparam, text
+
+from collector.schema import SeriesBatch
+from correlator.store.rollup_state import HOUR_MS, mark_late
+from correlator.store.samples import Row
+
+# How far back a total is looked for (the raw retention default: older ones have left the raw
+# table), and how far after a late point stored totals are raised.
+LOOKBACK_HOURS = 24 * 7
+
+_LOCK = text("SELECT id FROM series WHERE id IN :ids ORDER BY id FOR UPDATE").bindparams(
+    bindparam("ids", expanding=True)
+)
+_PRESENT = text(
+    "SELECT ts FROM samples WHERE hour IN :hours AND series_id = :sid AND ts IN :stamps"
+).bindparams(bindparam("hours", expanding=True), bindparam("stamps", expanding=True))
+_BEFORE = text(
+    "SELECT value FROM samples WHERE hour IN :hours AND series_id = :sid AND ts < :ts "
+    "ORDER BY hour DESC, ts DESC LIMIT 1"
+).bindparams(bindparam("hours", expanding=True))
+_AFTER = text(
+    "SELECT hour, ts, value FROM samples WHERE hour IN :hours AND series_id = :sid AND ts > :ts "
+    "ORDER BY hour, ts"
+).bindparams(bindparam("hours", expanding=True))
+_FIX = text(
+    "UPDATE samples SET value = :value WHERE hour = :hour AND series_id = :sid AND ts = :ts"
+)
+
+
+def _points(series: SeriesBatch) -> dict[int, float]:
+    """Return ms -> increment, the first of any repeated timestamp."""
+    out: dict[int, float] = {}
+    for t, v in zip(series.timestamps, series.values, strict=True):
+        out.setdefault(round(t * 1000), float(v))
+    return out
+
+
+def _new_points(conn: Connection, sid: int, points: dict[int, float]) -> list[tuple[int, float]]:
+    """Return the (ms, increment) pairs not stored yet, in time order."""
+    stamps = sorted(points)
+    present: set[int] = set()
+    for i in range(0, len(stamps), 500):
+        chunk = stamps[i : i + 500]
+        hours = sorted({ms // HOUR_MS for ms in chunk})
+        found = conn.execute(_PRESENT, {"hours": hours, "sid": sid, "stamps": chunk})
+        present.update(r[0] for r in found)
+    return [(ms, points[ms]) for ms in stamps if ms not in present]
+
+
+def _total(value: float | None) -> float:
+    return 0.0 if value is None or math.isnan(value) else value
+
+
+def cumulate(
+    *, conn: Connection, ids: Sequence[int], series: Sequence[SeriesBatch], now: float | None = None
+) -> list[Row]:
+    """Return the rows to insert for delta series (ids parallel); raise totals stored after."""
+    if conn.dialect.name == "postgresql" and ids:
+        conn.execute(_LOCK, {"ids": sorted(set(ids))})
+    rows: list[Row] = []
+    fixes: list[dict] = []
+    top = int((time.time() if now is None else now) * 1000) // HOUR_MS + 1
+    for sid, s in zip(ids, series, strict=True):
+        new = _new_points(conn, sid, _points(s))
+        if not new:
+            continue
+        first = new[0][0]
+        hour = first // HOUR_MS
+        back = list(range(hour, hour - LOOKBACK_HOURS - 1, -1))
+        level = _total(conn.execute(_BEFORE, {"hours": back, "sid": sid, "ts": first}).scalar())
+        ahead = list(range(hour, min(max(top, new[-1][0] // HOUR_MS), hour + LOOKBACK_HOURS) + 1))
+        later = conn.execute(_AFTER, {"hours": ahead, "sid": sid, "ts": first}).all()
+        added, i = 0.0, 0
+        for ms, inc in new:
+            while i < len(later) and later[i][1] < ms:
+                hour_i, ts_i, stored = later[i]
+                level = _total(stored)  # the stored total, before this request raises it
+                fixes.append({"value": level + added, "hour": hour_i, "sid": sid, "ts": ts_i})
+                i += 1
+            added += inc
+            rows.append((ms // HOUR_MS, sid, ms, level + added))
+        fixes += [
+            {"value": _total(v) + added, "hour": h, "sid": sid, "ts": ts} for h, ts, v in later[i:]
+        ]
+    if fixes:
+        conn.execute(_FIX, fixes)
+        mark_late(conn=conn, hours=sorted({f["hour"] for f in fixes}), now=now)
+    rows.sort()
+    return rows

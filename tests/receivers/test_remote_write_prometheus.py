@@ -1,0 +1,146 @@
+"""The real Prometheus (Debian package) scrapes a page and remote-writes into causeline."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from tests.helpers import free_port
+from tests.receivers.live import MetricsPage, Service
+
+pytestmark = pytest.mark.integration
+
+CONFIG = """
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: page
+    static_configs:
+      - targets: ['127.0.0.1:{page}']
+remote_write:
+  - url: {url}/api/v1/write
+    authorization:
+      credentials: {token}
+    remote_timeout: 5s
+    queue_config:
+      batch_send_deadline: 500ms
+      min_backoff: 100ms
+      max_backoff: 500ms
+    metadata_config:
+      send_interval: 2s
+"""
+
+
+def _page(scrape: int, vanish_after: list[int]) -> str:
+    """Return an exposition page: the counter counts scrapes; one series vanishes later."""
+    lines = [
+        "# TYPE rw_room_temperature_celsius gauge",
+        'rw_room_temperature_celsius{room="a"} 21.5',
+        'rw_room_temperature_celsius{room="b"} 19',
+        "# TYPE rw_scrapes_total counter",
+        f'rw_scrapes_total{{code="200"}} {scrape}',
+    ]
+    if not vanish_after or scrape <= vanish_after[0]:
+        lines += ["# TYPE rw_vanishing gauge", "rw_vanishing 1"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def prometheus_binary() -> str:
+    path = shutil.which("prometheus")
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("prometheus is not installed; CI needs the Debian package 'prometheus'")
+        pytest.skip("prometheus binary absent (apt-get install prometheus)")
+    return path
+
+
+def _values(service: Service, match: str) -> list[float]:
+    result = service.series(match)
+    assert len(result) <= 1, result
+    return [float(v) for _, v in result[0]["values"]] if result else []
+
+
+def _prom_count(base: str, promql: str) -> float | None:
+    resp = httpx.get(f"{base}/api/v1/query", params={"query": promql}, timeout=5).json()
+    result = resp["data"]["result"]
+    return float(result[0]["value"][1]) if result else None
+
+
+def _wait(what, check, timeout: float, log) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}: {log.read_text()[-3000:]}")
+
+
+def test_prometheus_remote_write_arrives_once_across_a_restart(tmp_path, prometheus_binary):
+    service = Service(tmp_path / "c.db", free_port())
+    service.start()
+    vanish: list[int] = []
+    page_port, prom_port = free_port(), free_port()
+    page = MetricsPage(page_port, lambda n: _page(n, vanish))
+    (tmp_path / "prometheus.yml").write_text(
+        CONFIG.format(page=page_port, url=service.url, token=service.token)
+    )
+    log = tmp_path / "prometheus.log"
+    with open(log, "w") as out:
+        prom = subprocess.Popen(
+            [
+                prometheus_binary,
+                f"--config.file={tmp_path / 'prometheus.yml'}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{prom_port}",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{prom_port}"
+    counter = 'rw_scrapes_total{code="200",job="page"}'
+    try:
+        _wait("first samples", lambda: len(_values(service, counter)) >= 3, 20, log)
+        service.stop()  # Prometheus keeps scraping and retries what it cannot send
+        vanish.append(page.scrapes)  # the next scrape drops rw_vanishing: a stale marker
+        time.sleep(4)
+        service.start()
+        time.sleep(2)
+        page.close()  # no more samples; Prometheus marks the page's series stale
+
+        watched = (counter, 'rw_vanishing{job="page"}', 'rw_room_temperature_celsius{room="a"}')
+
+        def caught_up() -> bool:
+            for match in watched:
+                want = _prom_count(base, f"count_over_time({match}[10m])")
+                if want is None or len(_values(service, match)) != want:
+                    return False
+            return True
+
+        _wait("causeline to hold every sample Prometheus has", caught_up, 15, log)
+        stored = _values(service, counter)
+        # Every scrape's value once: 1, 2, 3, ... with no gap (the restart lost nothing).
+        assert stored == [float(n) for n in range(1, len(stored) + 1)]
+        assert len(stored) >= 8
+        vanished = _values(service, 'rw_vanishing{job="page"}')
+        assert vanished and set(vanished) == {1.0}  # the stale marker is no data point
+        room = service.series('rw_room_temperature_celsius{room="a"}')
+        assert room[0]["metric"] == {
+            "__name__": "rw_room_temperature_celsius",
+            "room": "a",
+            "job": "page",
+            "instance": f"127.0.0.1:{page_port}",
+        }
+        assert {float(v) for _, v in room[0]["values"]} == {21.5}
+        assert len(room[0]["values"]) == len(stored)
+    finally:
+        prom.terminate()
+        prom.wait(20)
+        service.stop()
+        service.engine.dispose()
