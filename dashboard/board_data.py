@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -284,17 +285,30 @@ def _merge(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
 
 
 def _step(view: BoardView, max_points: int) -> float:
-    """Return the resolution worth asking for (Prometheus ``step``)."""
-    return max(15.0, (view.end - view.start) / max_points)
+    """Return the resolution worth asking for (Prometheus ``step``).
+
+    The service keeps each step's lowest and highest sample, the two points a drawn bin
+    keeps (``minmax_grid``), so half as many steps as points; from a minute up, whole
+    minutes, which the service reads from its 1-minute rollups exactly.
+    """
+    step = (view.end - view.start) / max(1, max_points // 2)
+    if step >= 60.0:
+        step = math.ceil(step / 60.0) * 60.0
+    return max(15.0, step)
 
 
 def _reduce(panel: Panel, series: list[Series], max_points: int, view: BoardView) -> PanelData:
     if panel.drift:
         return PanelData(panel, drift_series(series, windows=max(4, max_points // 4)))
     out = []
+    step = _step(view, max_points)
+    first = math.floor(view.start / step) * step  # the service's buckets start at epoch
+    bins = max(1, math.ceil((view.end - first) / step))
     for s in series:
         ts, values = as_drawn(s.ts, s.values, Unit(panel.unit, panel.rate, panel.factor))
-        if ts.size > max_points:
+        if step >= 60.0:  # the service sent each step's extremes: one drawn bin per step
+            ts, values = minmax_grid(ts, values, first, first + bins * step, 2 * bins)
+        elif ts.size > max_points:
             ts, values = minmax_grid(ts, values, view.start, view.end, max_points)
         else:
             ts, values = minmax(ts, values, max_points)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from dashboard.client import Series
 from dashboard.figures.clock import MS_PER_S, wall, walls
@@ -184,7 +186,7 @@ def board_figure(
     (seconds) moves every time, so the axes read in a local zone rather than UTC.
     """
     thresholds = thresholds or {}
-    fig = go.Figure()
+    traces: list[dict] = []
     domains = _domains(len(panels))
     total = _plot_height(len(panels))
     colours: dict[str, str] = {}
@@ -210,10 +212,10 @@ def board_figure(
             finite = s.values[np.isfinite(s.values)]
             if finite.size:
                 ymax = max(ymax, float(finite.max()))
-            fig.add_trace(
-                go.Scatter(
+            traces.append(
+                _scatter(
                     **_x(s.ts, offset),
-                    y=s.values.astype(np.float32),  # half the bytes; enough for drawing
+                    y=_float32(s.values),
                     xaxis=xaxis,
                     yaxis=yaxis,
                     mode="lines",
@@ -232,8 +234,8 @@ def board_figure(
             )
             seen.add(key)
         if visible:
-            fig.add_trace(
-                go.Scatter(
+            traces.append(
+                _scatter(
                     x=walls([c["ts"] for c in visible], offset),
                     y=[ymax * 1.05 if ymax else 1.0] * len(visible),
                     xaxis=xaxis,
@@ -331,9 +333,8 @@ def board_figure(
             )
         )
     shapes.extend(breach_shape(start, end, offset) for start, end in breaches)
-    fig.update_layout(
-        **layout,
-        template="none",
+    layout.update(
+        template=pio.templates["none"],
         height=total + TOP_PX + BOTTOM_PX,
         margin={"l": 60, "r": 20, "t": TOP_PX, "b": BOTTOM_PX},
         hovermode="x unified",
@@ -347,7 +348,19 @@ def board_figure(
         paper_bgcolor="white",
         dragmode="zoom",
     )
-    return fig
+    # Built as plain dicts, unchecked: plotly's validation took 0.5 s for 16 panels.
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _scatter(**fields) -> dict:
+    """Return a line or marker trace as Plotly's JSON takes it."""
+    return {"type": "scatter", **fields}
+
+
+def _float32(values) -> dict:
+    """Return values as a base64 float32 typed array: half the bytes, enough for drawing."""
+    data = np.ascontiguousarray(values, dtype="<f4").tobytes()
+    return {"dtype": "f4", "bdata": base64.b64encode(data).decode("ascii")}
 
 
 def _time_axis(window: tuple[float, float], offset: float, *, anchor: str, first: bool) -> dict:

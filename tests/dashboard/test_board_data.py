@@ -210,3 +210,15 @@ def test_an_sla_on_a_built_in_metric_stays_in_its_built_in_panel():
     assert [p.panel.key for p in data.panels] == ["latency"]
     assert data.thresholds == {"latency": [(50.0, "m p99: > 50")]}
     assert data.breaches == [(T0 + 180, T0 + 240)]
+
+
+def test_the_step_asked_for_gives_the_points_drawn_in_whole_minutes():
+    from dashboard.board_data import BoardView, _step
+
+    def step(hours):
+        return _step(BoardView("m", 0.0, hours * 3600.0), 600)
+
+    # the service keeps each step's lowest and highest sample: two points per step
+    assert step(24) == 300.0 and step(6) == 120.0 and step(7 * 24) == 2040.0
+    assert step(1) == 15.0  # never finer than the usual scrape interval
+    assert step(2) == 24.0  # under a minute: as computed, raw samples answer
