@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-from fastapi.testclient import TestClient
 from google.protobuf import json_format
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -15,10 +14,6 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceResponse,
 )
 
-from correlator.api.app import create_app
-from correlator.settings import ServiceSettings
-from correlator.store.engine import write_transaction
-from correlator.store.tokens import create_token
 from tests.helpers import count_rows
 
 NS = 1_700_000_000_000_000_000  # unix nanoseconds
@@ -84,20 +79,6 @@ HISTOGRAM = {
         ],
     },
 }
-
-
-@pytest.fixture
-def client(engine):
-    """Yield a client with an ingest token, limits small enough to reach."""
-    with write_transaction(engine) as conn:
-        token = create_token(conn=conn, name="otel-collector")
-    settings = ServiceSettings(
-        database_url=str(engine.url), max_body_bytes=50_000, max_series_per_batch=20
-    )
-    with TestClient(create_app(settings, engine=engine)) as c:
-        c.headers["Authorization"] = f"Bearer {token}"
-        c.engine = engine
-        yield c
 
 
 def _post_json(client, doc, **headers):

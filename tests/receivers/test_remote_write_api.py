@@ -6,30 +6,11 @@ import math
 
 import cramjam
 import pytest
-from fastapi.testclient import TestClient
 
-from correlator.api.app import create_app
-from correlator.settings import ServiceSettings
-from correlator.store.engine import write_transaction
-from correlator.store.tokens import create_token
 from tests.helpers import count_rows
 from tests.receivers.wire import RW_HEADERS, STALE, snappy, write_request
 
 T0 = 1_700_000_000_000  # unix ms
-
-
-@pytest.fixture
-def client(engine):
-    """Yield a client with an ingest token, limits small enough to reach."""
-    with write_transaction(engine) as conn:
-        token = create_token(conn=conn, name="prometheus")
-    settings = ServiceSettings(
-        database_url=str(engine.url), max_body_bytes=50_000, max_series_per_batch=20
-    )
-    with TestClient(create_app(settings, engine=engine)) as c:
-        c.headers["Authorization"] = f"Bearer {token}"
-        c.engine = engine
-        yield c
 
 
 def _post(client, body: bytes, **headers):
