@@ -233,7 +233,7 @@ def _draw(panels, fetched, view, max_points, notes) -> tuple[list[PanelData], li
             drawn.append(data)
         elif panel.board == "custom":
             notes.append(f"no data for {' or '.join(panel.selectors)} in this window")
-        else:
+        elif not panel.optional:
             hidden.append(panel.title)
     return drawn, hidden
 

@@ -21,6 +21,7 @@ class Panel:
     selectors: tuple[str, ...] = ()  # a "fixed" panel's selectors
     rate: bool = False  # a counter, drawn as its per-second rate
     factor: float = 1.0  # multiplies values into the unit (e.g. MiB -> B)
+    optional: bool = False  # only some servers have it: left out without a note
 
 
 PANELS: tuple[Panel, ...] = (
@@ -40,6 +41,7 @@ PANELS: tuple[Panel, ...] = (
         tuple(f"model_time_to_first_token_{p}_ms" for p in ("p50", "p95", "p99")),
         "model",
         "model",
+        optional=True,
     ),
     Panel(
         "itl",
@@ -48,6 +50,7 @@ PANELS: tuple[Panel, ...] = (
         tuple(f"model_inter_token_latency_{p}_ms" for p in ("p50", "p95", "p99")),
         "model",
         "model",
+        optional=True,
     ),
     Panel("batch", "Mean batch size", "requests", ("model_batch_size_mean",), "model", "model"),
     Panel("queue", "Queue length", "requests", ("model_queue_length",), "model", "model"),
