@@ -5,6 +5,7 @@ as ``Authorization: Bearer``. Without a dashboard the annotation belongs to the
 organisation: a dashboard shows it through an annotation query on the tag ``causeline``
 (and ``model:NAME``, ``team:...``, ``severity:...``). An opened or updated incident is a
 point at the breach start; a resolved one is a region from the breach start to its end.
+A change is a point at the time it happened (``render_change``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,37 @@ def render(message: Message) -> dict:
     if message.event == "resolved" and message.resolved_at:
         annotation["timeEnd"] = max(annotation["time"], round(message.resolved_at * 1000))
     return annotation
+
+
+def render_change(change: dict, public_url: str = "") -> dict:
+    """Return the annotation of a change done (a deploy, a config, an image...)."""
+    labels = change.get("labels") or {}
+    target = str(change.get("target") or "")
+    on_model = target.removeprefix("model:") if target.startswith("model:") else ""
+    model = labels.get("model") or on_model
+    tags = {
+        "causeline": "causeline",
+        "change": "change",
+        "id": f"change:{change['id']}",
+        "kind": f"kind:{change.get('kind') or 'other'}",
+        "team": f"team:{change['owner']}" if change.get("owner") else "",
+        "model": f"model:{model}" if model else "",
+        "unplanned": "unplanned" if change.get("unplanned") else "",
+    }
+    who = change.get("person") or change.get("author") or ""
+    lines = [
+        f"<b>{escape(str(change.get('kind') or 'change'))} {escape(str(change['id']))}</b>",
+        escape(str(change.get("summary") or "")),
+        escape(" · ".join(x for x in (target, str(who)) if x)),
+    ]
+    if public_url:
+        link = escape(f"{public_url.rstrip('/')}/changes", quote=True)
+        lines.append(f'<a href="{link}">change calendar in causeline</a>')
+    return {
+        "time": round(float(change["ts"]) * 1000),
+        "tags": [t[:MAX_TAG] for t in tags.values() if t],
+        "text": "<br>".join(line for line in lines if line),
+    }
 
 
 def request(payload: dict, channel: Channel, *, now: float, delivery_id: str) -> HttpRequest:

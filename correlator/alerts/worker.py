@@ -10,6 +10,7 @@ import time
 from sqlalchemy import Engine, and_, exists, func, or_, select, update
 from sqlalchemy.orm import aliased
 
+from correlator.alerts.annotations import enqueue_change_annotations
 from correlator.alerts.channels import Channel
 from correlator.alerts.formats import alert_format
 from correlator.alerts.masking import channel_secrets, scrub_cut
@@ -52,7 +53,16 @@ class OutboxWorker:
     def run_once(self, now: float | None = None) -> dict:
         """Do one pass: release, claim, send, re-send firing alerts; return the counts."""
         now = time.time() if now is None else now
-        counts = ("sent", "retry", "failed", "silenced", "deferred", "refreshed", "swept")
+        counts = (
+            "sent",
+            "retry",
+            "failed",
+            "silenced",
+            "deferred",
+            "refreshed",
+            "swept",
+            "annotated",
+        )
         report = dict.fromkeys(counts, 0)
         try:
             config = load_config(self.settings)
@@ -62,6 +72,10 @@ class OutboxWorker:
         if now - self._last_sweep >= SWEEP_EVERY_S:
             self._last_sweep = now
             report["swept"] = self.sweep(now)
+            with write_transaction(self.engine) as conn:
+                report["annotated"] = enqueue_change_annotations(
+                    conn=conn, config=config, public_url=self.settings.public_url, now=now
+                )
         self._release(now)
         for row in self._claim(now):
             self._deliver(config, row, now, report)

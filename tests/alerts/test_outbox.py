@@ -228,6 +228,7 @@ def test_alertmanager_alert_resent_while_firing_until_resolved(engine, receiver)
         "deferred": 0,
         "refreshed": 0,
         "swept": 0,
+        "annotated": 0,
     }
     alerts = [p["json"][0] for p in receiver.posts]
     assert all(p["path"] == "/api/v2/alerts" for p in receiver.posts)
@@ -261,3 +262,39 @@ def test_broken_routes_never_roll_back_the_incident_change(engine, tmp_path):
     with engine.connect() as conn:
         assert get_incident(conn=conn, incident_id=incident["id"])["status"] == "resolved"
     assert OutboxWorker(engine, settings, holder="w").run_once()["sent"] == 0
+
+
+def test_changes_done_become_grafana_annotations_once_whichever_way_they_came(engine):
+    from correlator.store.changes import add_change, update_change
+    from tests.alerts import platforms
+
+    receiver = Receiver(platforms.grafana("glsa_t")).start()
+    try:
+        grafana = {"name": "g", "kind": "grafana", "url": receiver.url, "secret": "glsa_t"}
+        settings = alert_settings(engine, [grafana])
+        now = time.time()
+        with write_transaction(engine) as conn:
+            done = {"id": "c-1", "kind": "deploy", "owner": "algo", "ts": now - 60}
+            add_change(conn=conn, change=done | {"target": "model:m", "summary": "v2"}, now=now)
+            planned = {"id": "c-2", "kind": "config", "owner": "infra", "planned_ts": now + 60}
+            add_change(conn=conn, change=planned, now=now)
+            old = {"id": "c-0", "kind": "image", "owner": "infra", "ts": now - 3 * 86400}
+            add_change(conn=conn, change=old, now=now)
+        worker = OutboxWorker(engine, settings, holder="w")
+        report = worker.run_once(now)
+        assert report["annotated"] == 1 and report["sent"] == 1
+        (post,) = receiver.posts
+        assert post["path"] == "/api/annotations" and post["json"]["time"] == round(
+            (now - 60) * 1000
+        )
+        assert {"causeline", "change", "change:c-1", "kind:deploy", "model:m"} <= set(
+            post["json"]["tags"]
+        )
+        assert "https://causeline.example/changes" in post["json"]["text"]
+        assert worker.run_once(now + 31)["annotated"] == 0  # once per change and channel
+        with write_transaction(engine) as conn:  # the planned one is carried out
+            update_change(conn=conn, change_id="c-2", fields={"ts": now + 61})
+        assert worker.run_once(now + 62)["annotated"] == 1
+        assert [p["json"]["tags"][2] for p in receiver.posts] == ["change:c-1", "change:c-2"]
+    finally:
+        receiver.stop()
