@@ -68,7 +68,10 @@ def _values(service: Service, match: str) -> list[float]:
 
 
 def _prom_count(base: str, promql: str) -> float | None:
-    resp = httpx.get(f"{base}/api/v1/query", params={"query": promql}, timeout=5).json()
+    try:
+        resp = httpx.get(f"{base}/api/v1/query", params={"query": promql}, timeout=5).json()
+    except httpx.HTTPError:  # not listening (yet)
+        return None
     result = resp["data"]["result"]
     return float(result[0]["value"][1]) if result else None
 
@@ -82,7 +85,7 @@ def _wait(what, check, timeout: float, log) -> None:
     raise AssertionError(f"timed out waiting for {what}: {log.read_text()[-3000:]}")
 
 
-def test_prometheus_remote_write_arrives_once_across_a_restart(tmp_path, prometheus_binary):
+def test_prometheus_remote_write_arrives_once_across_restarts(tmp_path, prometheus_binary):
     service = Service(tmp_path / "c.db", free_port())
     service.start()
     vanish: list[int] = []
@@ -92,17 +95,21 @@ def test_prometheus_remote_write_arrives_once_across_a_restart(tmp_path, prometh
         CONFIG.format(page=page_port, url=service.url, token=service.token)
     )
     log = tmp_path / "prometheus.log"
-    with open(log, "w") as out:
-        prom = subprocess.Popen(
-            [
-                prometheus_binary,
-                f"--config.file={tmp_path / 'prometheus.yml'}",
-                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{prom_port}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+
+    def start_prometheus() -> subprocess.Popen:
+        with open(log, "a") as out:
+            return subprocess.Popen(
+                [
+                    prometheus_binary,
+                    f"--config.file={tmp_path / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{prom_port}",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    prom = start_prometheus()
     base = f"http://127.0.0.1:{prom_port}"
     counter = 'rw_scrapes_total{code="200",job="page"}'
     try:
@@ -111,6 +118,11 @@ def test_prometheus_remote_write_arrives_once_across_a_restart(tmp_path, prometh
         vanish.append(page.scrapes)  # the next scrape drops rw_vanishing: a stale marker
         time.sleep(4)
         service.start()
+        time.sleep(2)
+        prom.terminate()  # now Prometheus restarts: what it holds is sent once, not twice
+        prom.wait(20)
+        prom = start_prometheus()
+        _wait("Prometheus back", lambda: _prom_count(base, "up") is not None, 20, log)
         time.sleep(2)
         page.close()  # no more samples; Prometheus marks the page's series stale
 
