@@ -241,7 +241,7 @@ def test_hpa_scales_an_existing_deployment_on_adapter_metrics():
         assert target["metadata"]["namespace"] == hpa["metadata"]["namespace"]
         names = [m["external"]["metric"]["name"] for m in hpa["spec"]["metrics"]]
         assert names and set(names) <= set(exposed), names
-    served = (ROOT / "correlator" / "process" / "autoscale.py").read_text()
+    served = (ROOT / "correlator" / "incidents" / "autoscale.py").read_text()
     for query in exposed.values():
         metric = query.split("{")[0]
         assert f'"{metric}"' in served, f"the service exposes no {metric}"
