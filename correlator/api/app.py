@@ -31,6 +31,7 @@ from correlator.api.routes import (
     models,
     oncall,
     otlp,
+    promql,
     remote_write,
     series,
     slas,
@@ -64,6 +65,8 @@ ROUTERS = [
     # Prometheus remote write and OTLP/HTTP metrics in (issue 17).
     remote_write.router,
     otlp.router,
+    # PromQL read API (/api/v1/query, POST /api/v1/query_range) over the store (issue 17).
+    promql.router,
 ]
 
 

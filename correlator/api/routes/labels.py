@@ -35,6 +35,10 @@ MatchQuery = Annotated[
         description='only series matching any of these selectors, e.g. {service="PetSite"}',
     ),
 ]
+PromMatchQuery = Annotated[
+    list[str] | None,
+    Query(alias="match[]", max_length=50, description="the same, as Prometheus clients send it"),
+]
 
 
 def _matching(engine, matches: list[str], limits: ReadLimits) -> list[SeriesInfo]:
@@ -77,9 +81,11 @@ async def labels(
     _reader: ReaderDep,
     limits: ReadLimitsDep,
     match: MatchQuery = None,
+    prom_match: PromMatchQuery = None,
     limit: Limit = 1000,
 ) -> dict:
     """List the label names of stored series (Prometheus form; ``__name__`` included)."""
+    match = match or prom_match
     return _answer(await bounded_read(limits, _names, engine, match, limit, limits), limit)
 
 
@@ -90,9 +96,11 @@ async def values(
     _reader: ReaderDep,
     limits: ReadLimitsDep,
     match: MatchQuery = None,
+    prom_match: PromMatchQuery = None,
     limit: Limit = 1000,
 ) -> dict:
     """List the values one label takes across stored series (Prometheus form)."""
+    match = match or prom_match
     found = await bounded_read(limits, _values, engine, name, match, limit, limits)
     return _answer(found, limit)
 

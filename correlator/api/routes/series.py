@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, HTTPException, Query, Response
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi.routing import APIRoute
 
 from collector.schema import MAX_TIMESTAMP
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep, SourceDep
 from correlator.api.process_io import now, read
 from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
+from correlator.api.routes import promql
 from correlator.bundle import Series, matrix_document
 from correlator.promsource import PromSourceError
 from correlator.selector import Selector, SelectorError, parse_selector
@@ -32,6 +34,18 @@ MatchQuery = Annotated[
         description='series selector, repeatable: name{label="v",other=~"re.*"}',
         examples=['model_latency_p99_ms{model="click_rank_v3"}'],
     ),
+]
+OptionalMatchQuery = Annotated[
+    list[str] | None,
+    Query(
+        description='series selector, repeatable: name{label="v",other=~"re.*"}',
+        examples=['model_latency_p99_ms{model="click_rank_v3"}'],
+    ),
+]
+# Prometheus clients (Grafana, prometheus-api-client) send match[]: they get its answer form.
+PromMatchQuery = Annotated[
+    list[str] | None,
+    Query(alias="match[]", description="series selectors as Prometheus clients send them"),
 ]
 
 
@@ -120,17 +134,27 @@ async def list_series(
     source: SourceDep,
     _reader: ReaderDep,
     limits: ReadLimitsDep,
-    match: MatchQuery,
+    match: OptionalMatchQuery = None,
+    prom_match: PromMatchQuery = None,
     limit: Annotated[int, Query(ge=1, le=MAX_QUERY_SERIES)] = 1000,
     start: MaybeSeconds = None,
     end: MaybeSeconds = None,
 ) -> dict:
-    """List series matching any selector: stored ones, and Prometheus ones in [start, end]."""
+    """List series matching any selector: stored ones, and Prometheus ones in [start, end].
+
+    Called with ``match[]``, as Prometheus clients do, each series is its label map with
+    ``__name__``, as Prometheus answers; with ``match``, ``{id, name, labels}``.
+    """
+    selectors = match or prom_match
+    if not selectors:
+        raise HTTPException(422, {"field": "match", "reason": "give at least one selector"})
     end = now() if end is None else end
     start = max(0.0, end - SERIES_WINDOW_S) if start is None else start
     _check_window(start, end)
     limit = limits.series_cap(limit)
-    found = await bounded_read(limits, _list, engine, source, match, limit, start, end, limits)
+    found = await bounded_read(limits, _list, engine, source, selectors, limit, start, end, limits)
+    if prom_match and not match:
+        found = [{"__name__": s["name"], **s["labels"]} for s in found]
     return {"status": "success", "data": found}
 
 
@@ -187,7 +211,20 @@ def _query(
     return orjson.dumps(matrix_document(series + outside))
 
 
-@router.get("/api/v1/query_range")
+class PromQLAware(APIRoute):
+    """GET with a ``query`` parameter is Prometheus' PromQL query (routes/promql.py)."""
+
+    def get_route_handler(self):
+        store_read = super().get_route_handler()
+
+        async def handler(request: Request) -> Response:
+            if "query" in request.query_params:
+                return await promql.answer(request, instant=False)
+            return await store_read(request)
+
+        return handler
+
+
 async def query_range(
     engine: EngineDep,
     source: SourceDep,
@@ -210,6 +247,12 @@ async def query_range(
     _check_window(start, end)
     body = await bounded_read(limits, _query, engine, source, match, start, end, step, limits)
     return Response(body, media_type="application/json")
+
+
+# Added after its definition to answer PromQL (``query``) too; see PromQLAware.
+router.add_api_route(
+    "/api/v1/query_range", query_range, methods=["GET"], route_class_override=PromQLAware
+)
 
 
 @router.get("/api/v1/events")

@@ -1,0 +1,211 @@
+"""Prometheus' query API over the store: /api/v1/query and /api/v1/query_range with PromQL.
+
+GET with query parameters or POST with a form body, as Grafana sends them; answers and
+errors in Prometheus' own shapes. The PromQL subset is correlator.promql's (docs/prometheus.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import datetime
+from typing import Annotated
+from urllib.parse import parse_qsl
+
+import numpy as np
+import orjson
+import promql_parser
+from fastapi import APIRouter, HTTPException, Query, Request, Response
+
+from correlator.api.auth import require_reader
+from correlator.api.read_limits import ReadLimits, bounded_read, read_limits
+from correlator.promql.evaluate import EvalError, Raw, finite_or_name, run, steps_of
+from correlator.promql.plan import Node, Unsupported, parse_query
+from correlator.selector import Selector
+from correlator.store.samples import read_range
+from correlator.store.series import find_series
+
+router = APIRouter(tags=["query"])
+MAX_RESOLUTION = 11_000  # points per series, as Prometheus
+FORM = "application/x-www-form-urlencoded"
+Param = Annotated[str | None, Query(description="as Prometheus' HTTP API (also a POST form)")]
+
+
+class BadParam(ValueError):
+    """A request parameter Prometheus would refuse (bad_data)."""
+
+
+def _error(kind: str, message: str, status: int) -> Response:
+    body = {"status": "error", "errorType": kind, "error": message}
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+
+
+async def _params(request: Request) -> dict[str, str]:
+    params = dict(request.query_params)
+    if request.method == "POST":
+        if not request.headers.get("content-type", "").startswith(FORM):
+            raise BadParam(f"a POST needs a {FORM} body")
+        params.update(parse_qsl((await request.body()).decode("utf-8", "replace")))
+    return params
+
+
+def _time_ms(params: dict[str, str], name: str, default: float | None = None) -> int:
+    text = params.get(name)
+    if text is None or text == "":
+        if default is None:
+            raise BadParam(f'invalid parameter "{name}": missing')
+        return round(default * 1000)
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            seconds = datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            seconds = math.nan
+    if not math.isfinite(seconds) or abs(seconds) > 9.2e15:
+        raise BadParam(f'invalid parameter "{name}": cannot parse "{text}" to a valid timestamp')
+    return round(seconds * 1000)
+
+
+def _step_ms(text: str | None) -> int:
+    if not text:
+        raise BadParam('invalid parameter "step": missing')
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            seconds = promql_parser.parse_duration(text).total_seconds()
+        except (ValueError, OverflowError):
+            seconds = math.nan
+    if not math.isfinite(seconds):
+        raise BadParam(f'invalid parameter "step": cannot parse "{text}" to a valid duration')
+    step = round(seconds * 1000)
+    if step <= 0:
+        raise BadParam(
+            "zero or negative query resolution step widths are not accepted. Try a positive integer"
+        )
+    return step
+
+
+def _fetcher(engine, limits: ReadLimits):
+    """Return a fetch for the evaluator, within the request's series and points bounds."""
+    used = {"series": set(), "points": 0}
+
+    def fetch(selector: Selector, start_ms: int, end_ms: int) -> list[Raw]:
+        with engine.connect() as conn:
+            infos = find_series(
+                conn=conn, selector=selector, limit=limits.max_series + 1, deadline=limits.deadline
+            )
+            used["series"].update(s.id for s in infos)
+            if len(used["series"]) > limits.max_series:
+                raise limits.too_many_series(limits.max_series)
+            data = read_range(
+                conn=conn,
+                series_ids=[s.id for s in infos],
+                start=start_ms / 1000,
+                end=end_ms / 1000,
+                max_points=limits.max_points - used["points"],
+                deadline=limits.deadline,
+            )
+        out = []
+        for info in infos:
+            got = data.get(info.id)
+            if got is None:
+                continue
+            used["points"] += got.ts.size
+            keep = ~np.isnan(got.values)  # NULL samples: no sample, like a stale marker
+            ts = np.rint(got.ts[keep] * 1000).astype(np.int64)
+            out.append(Raw({"__name__": info.name, **info.labels}, ts, got.values[keep]))
+        return out
+
+    return fetch
+
+
+def _seconds(ms: int) -> float | int:
+    return ms // 1000 if ms % 1000 == 0 else ms / 1000
+
+
+def _evaluate(engine, limits: ReadLimits, node: Node, steps: np.ndarray, instant: bool) -> bytes:
+    value = run(node, steps, _fetcher(engine, limits))
+    times = [_seconds(int(t)) for t in steps]
+    if isinstance(value, np.ndarray):
+        if instant:
+            data = {"resultType": "scalar", "result": [times[0], finite_or_name(value[0])]}
+        else:
+            points = [[t, finite_or_name(v)] for t, v in zip(times, value.tolist(), strict=True)]
+            data = {"resultType": "matrix", "result": [{"metric": {}, "values": points}]}
+    elif instant:
+        result = [
+            {"metric": v.labels, "value": [times[0], finite_or_name(v.values[0])]} for v in value
+        ]
+        data = {"resultType": "vector", "result": result}
+    else:
+        result = []
+        for vec in value:
+            idx = np.flatnonzero(vec.present)
+            vals = vec.values[idx].tolist()
+            points = [
+                [times[i], finite_or_name(v)] for i, v in zip(idx.tolist(), vals, strict=True)
+            ]
+            result.append({"metric": vec.labels, "values": points})
+        data = {"resultType": "matrix", "result": result}
+    return orjson.dumps({"status": "success", "data": data})
+
+
+async def answer(request: Request, *, instant: bool) -> Response:
+    """Answer a PromQL instant or range query in Prometheus' shapes."""
+    await require_reader(request)
+    try:
+        params = await _params(request)
+        if instant:
+            start = end = _time_ms(params, "time", default=time.time())
+            step = 1
+        else:
+            start, end = _time_ms(params, "start"), _time_ms(params, "end")
+            step = _step_ms(params.get("step"))
+            if end < start:
+                raise BadParam(
+                    'invalid parameter "end": end timestamp must not be before start time'
+                )
+            if (end - start) // step > MAX_RESOLUTION:
+                raise BadParam(
+                    "exceeded maximum resolution of 11,000 points per timeseries. "
+                    "Try decreasing the query resolution (?step=XX)"
+                )
+        node = parse_query(params.get("query") or "")
+    except (BadParam, Unsupported) as exc:
+        return _error("bad_data", str(exc), 400)
+    engine = request.app.state.engine
+    limits = read_limits(request.app.state.settings)
+    try:
+        body = await bounded_read(
+            limits, _evaluate, engine, limits, node, steps_of(start, end, step), instant
+        )
+    except EvalError as exc:
+        return _error("execution", str(exc), 422)
+    except HTTPException as exc:
+        reason = exc.detail.get("reason") if isinstance(exc.detail, dict) else str(exc.detail)
+        kind = "timeout" if exc.status_code == 503 else "execution"
+        return _error(kind, str(reason), exc.status_code)
+    return Response(body, media_type="application/json")
+
+
+@router.get("/api/v1/query")
+async def instant_query(request: Request, query: Param = None, time: Param = None) -> Response:
+    """Evaluate a PromQL query at one time (default: now), as Prometheus' /api/v1/query."""
+    return await answer(request, instant=True)
+
+
+@router.post("/api/v1/query")
+async def instant_query_form(request: Request) -> Response:
+    """/api/v1/query with a form body (query, time), as Grafana sends it."""
+    return await answer(request, instant=True)
+
+
+@router.post("/api/v1/query_range")
+async def range_query_form(request: Request) -> Response:
+    """/api/v1/query_range with a form body (query, start, end, step), as Grafana sends it.
+
+    GET /api/v1/query_range with a ``query`` parameter is answered the same way.
+    """
+    return await answer(request, instant=False)

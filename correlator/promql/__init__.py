@@ -1,0 +1,1 @@
+"""A PromQL subset evaluated over causeline's own samples (docs/prometheus.md)."""
