@@ -114,3 +114,17 @@ def test_series_and_labels_answer_prometheus_clients_in_prometheus_form(client):
     assert jobs["data"] == ["a"]
     refused = client.get("/api/v1/series")
     assert refused.status_code == 422 and "selector" in refused.text
+
+
+def test_an_evaluation_that_would_hold_too_many_points_is_refused(engine):
+    _fill(engine)
+    settings = ServiceSettings(database_url=str(engine.url), read_max_points=1000)
+    with TestClient(create_app(settings, engine=engine)) as http:
+        params = {"query": "temp", "start": data.START, "end": data.START + 6000, "step": "1s"}
+        resp = http.get("/api/v1/query_range", params=params)
+        assert resp.status_code == 422, resp.text
+        body = resp.json()
+        assert body["status"] == "error" and body["errorType"] == "execution"
+        assert "would hold more than 10,000 points" in body["error"]
+        params["step"] = "60s"  # the same selector at fewer steps is answered
+        assert http.get("/api/v1/query_range", params=params).status_code == 200

@@ -27,6 +27,9 @@ from correlator.store.series import find_series
 
 router = APIRouter(tags=["query"])
 MAX_RESOLUTION = 11_000  # points per series, as Prometheus
+# Series x steps one evaluation may hold, per point a read may take: a selector matching
+# many series, evaluated at many steps, must not fill memory (Prometheus: query.max-samples).
+EVAL_POINTS_PER_READ_POINT = 10
 FORM = "application/x-www-form-urlencoded"
 Param = Annotated[str | None, Query(description="as Prometheus' HTTP API (also a POST form)")]
 
@@ -87,9 +90,10 @@ def _step_ms(text: str | None) -> int:
     return step
 
 
-def _fetcher(engine, limits: ReadLimits):
+def _fetcher(engine, limits: ReadLimits, steps: int):
     """Return a fetch for the evaluator, within the request's series and points bounds."""
     used = {"series": set(), "points": 0}
+    held = limits.max_points * EVAL_POINTS_PER_READ_POINT
 
     def fetch(selector: Selector, start_ms: int, end_ms: int) -> list[Raw]:
         with engine.connect() as conn:
@@ -99,6 +103,11 @@ def _fetcher(engine, limits: ReadLimits):
             used["series"].update(s.id for s in infos)
             if len(used["series"]) > limits.max_series:
                 raise limits.too_many_series(limits.max_series)
+            if len(used["series"]) * steps > held:
+                raise EvalError(
+                    f"{len(used['series'])} series at {steps} steps would hold more than "
+                    f"{held:,} points: narrow the selector or raise step"
+                )
             data = read_range(
                 conn=conn,
                 series_ids=[s.id for s in infos],
@@ -126,7 +135,7 @@ def _seconds(ms: int) -> float | int:
 
 
 def _evaluate(engine, limits: ReadLimits, node: Node, steps: np.ndarray, instant: bool) -> bytes:
-    value = run(node, steps, _fetcher(engine, limits))
+    value = run(node, steps, _fetcher(engine, limits, len(steps)))
     times = [_seconds(int(t)) for t in steps]
     if isinstance(value, np.ndarray):
         if instant:
