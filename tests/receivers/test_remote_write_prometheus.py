@@ -69,10 +69,12 @@ def _values(service: Service, match: str) -> list[float]:
 
 def _prom_count(base: str, promql: str) -> float | None:
     try:
-        resp = httpx.get(f"{base}/api/v1/query", params={"query": promql}, timeout=5).json()
+        answer = httpx.get(f"{base}/api/v1/query", params={"query": promql}, timeout=5)
     except httpx.HTTPError:  # not listening (yet)
         return None
-    result = resp["data"]["result"]
+    if answer.status_code != 200:  # starting: 503 "Service Unavailable" while replaying its WAL
+        return None
+    result = answer.json()["data"]["result"]
     return float(result[0]["value"][1]) if result else None
 
 
