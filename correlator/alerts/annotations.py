@@ -10,9 +10,9 @@ from __future__ import annotations
 from sqlalchemy import Connection, select
 
 from correlator.alerts import grafana
+from correlator.alerts.outbox import insert_row
 from correlator.alerts.routing import AlertConfig
 from correlator.store.changes import query_changes
-from correlator.store.dialect import upsert_insert
 from correlator.store.tables import AlertOutbox
 
 WINDOW_S = 86_400.0  # changes done this long ago at most: a new channel is not flooded
@@ -40,27 +40,15 @@ def enqueue_change_annotations(
     have = set(conn.scalars(select(AlertOutbox.dedup_key).where(AlertOutbox.dedup_key.in_(wanted))))
     written = 0
     for key, (change, channel) in wanted.items():
-        if key in have:
-            continue
-        row = {
-            "dedup_key": key,
-            "incident_id": None,
-            "event": "change",
-            "channel": channel.name,
-            "kind": channel.kind,
-            "payload": grafana.render_change(change, public_url),
-            "labels": dict(change.get("labels") or {}),
-            "top_suspect": "",
-            "status": "pending",
-            "silenced_until": None,
-            "attempts": 0,
-            "next_attempt_at": 0,
-            "claimed_by": "",
-            "claimed_until": 0,
-            "created_at": round(now * 1000),
-            "last_error": "",
-        }
-        stmt = upsert_insert(conn, AlertOutbox).values(**row)
-        stmt = stmt.on_conflict_do_nothing(index_elements=["dedup_key"])
-        written += conn.execute(stmt.returning(AlertOutbox.id)).first() is not None
+        if key not in have:
+            written += insert_row(
+                conn=conn,
+                dedup_key=key,
+                incident_id=None,
+                event="change",
+                channel=channel,
+                payload=grafana.render_change(change, public_url),
+                labels=dict(change.get("labels") or {}),
+                now=now,
+            )
     return written

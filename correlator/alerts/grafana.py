@@ -19,17 +19,9 @@ API_PATH = "/api/annotations"
 MAX_TAG = 100  # characters of one tag Grafana stores
 
 
-def _tags(message: Message) -> list[str]:
-    tags = {
-        "causeline": "causeline",
-        "incident": f"incident:{message.incident_id}",
-        "event": f"event:{message.event}",
-        "sla": f"sla:{message.sla}",
-        "model": f"model:{message.model}" if message.model else "",
-        "team": f"team:{message.team}" if message.team else "",
-        "severity": f"severity:{message.severity}",
-    }
-    return [t[:MAX_TAG] for t in tags.values() if t]
+def _tags(*tags: str) -> list[str]:
+    """Return the tags given, empty ones left out, each cut to what Grafana stores."""
+    return [t[:MAX_TAG] for t in tags if t]
 
 
 def render(message: Message) -> dict:
@@ -42,7 +34,15 @@ def render(message: Message) -> dict:
     lines.append(f'<a href="{link}">incident #{message.incident_id} in causeline</a>')
     annotation = {
         "time": round(message.since * 1000),
-        "tags": _tags(message),
+        "tags": _tags(
+            "causeline",
+            f"incident:{message.incident_id}",
+            f"event:{message.event}",
+            f"sla:{message.sla}",
+            f"model:{message.model}" if message.model else "",
+            f"team:{message.team}" if message.team else "",
+            f"severity:{message.severity}",
+        ),
         "text": "<br>".join(lines),
     }
     if message.event == "resolved" and message.resolved_at:
@@ -56,15 +56,15 @@ def render_change(change: dict, public_url: str = "") -> dict:
     target = str(change.get("target") or "")
     on_model = target.removeprefix("model:") if target.startswith("model:") else ""
     model = labels.get("model") or on_model
-    tags = {
-        "causeline": "causeline",
-        "change": "change",
-        "id": f"change:{change['id']}",
-        "kind": f"kind:{change.get('kind') or 'other'}",
-        "team": f"team:{change['owner']}" if change.get("owner") else "",
-        "model": f"model:{model}" if model else "",
-        "unplanned": "unplanned" if change.get("unplanned") else "",
-    }
+    tags = _tags(
+        "causeline",
+        "change",
+        f"change:{change['id']}",
+        f"kind:{change.get('kind') or 'other'}",
+        f"team:{change['owner']}" if change.get("owner") else "",
+        f"model:{model}" if model else "",
+        "unplanned" if change.get("unplanned") else "",
+    )
     who = change.get("person") or change.get("author") or ""
     lines = [
         f"<b>{escape(str(change.get('kind') or 'change'))} {escape(str(change['id']))}</b>",
@@ -76,7 +76,7 @@ def render_change(change: dict, public_url: str = "") -> dict:
         lines.append(f'<a href="{link}">change calendar in causeline</a>')
     return {
         "time": round(float(change["ts"]) * 1000),
-        "tags": [t[:MAX_TAG] for t in tags.values() if t],
+        "tags": tags,
         "text": "<br>".join(line for line in lines if line),
     }
 

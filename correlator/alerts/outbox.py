@@ -125,28 +125,60 @@ def enqueue_incident_event(
             status, until, error = "stale", None, stale or "the incident was never announced"
         else:
             status, error = ("silenced" if until else "pending"), ""
-        row = {
-            "dedup_key": _key(message.incident_id, event, channel.name, top, n_updates),
-            "incident_id": message.incident_id,
-            "event": event,
-            "channel": channel.name,
-            "kind": channel.kind,
-            "payload": payload,
-            "labels": message.labels,
-            "top_suspect": top[:500],
-            "status": status,
-            "silenced_until": until,
-            "attempts": 0,
-            "next_attempt_at": 0,
-            "claimed_by": "",
-            "claimed_until": 0,
-            "created_at": round(now * 1000),
-            "last_error": error,
-        }
-        stmt = upsert_insert(conn, AlertOutbox).values(**row)
-        stmt = stmt.on_conflict_do_nothing(index_elements=["dedup_key"])
-        written += conn.execute(stmt.returning(AlertOutbox.id)).first() is not None
+        written += insert_row(
+            conn=conn,
+            dedup_key=_key(message.incident_id, event, channel.name, top, n_updates),
+            incident_id=message.incident_id,
+            event=event,
+            channel=channel,
+            payload=payload,
+            labels=message.labels,
+            now=now,
+            top_suspect=top[:500],
+            status=status,
+            silenced_until=until,
+            last_error=error,
+        )
     return written
+
+
+def insert_row(
+    *,
+    conn: Connection,
+    dedup_key: str,
+    incident_id: int | None,
+    event: str,
+    channel,
+    payload: dict,
+    labels: dict,
+    now: float,
+    top_suspect: str = "",
+    status: str = "pending",
+    silenced_until: int | None = None,
+    last_error: str = "",
+) -> bool:
+    """Queue one message for one channel; return False when its dedup key is queued already."""
+    row = {
+        "dedup_key": dedup_key,
+        "incident_id": incident_id,
+        "event": event,
+        "channel": channel.name,
+        "kind": channel.kind,
+        "payload": payload,
+        "labels": labels,
+        "top_suspect": top_suspect,
+        "status": status,
+        "silenced_until": silenced_until,
+        "attempts": 0,
+        "next_attempt_at": 0,
+        "claimed_by": "",
+        "claimed_until": 0,
+        "created_at": round(now * 1000),
+        "last_error": last_error,
+    }
+    stmt = upsert_insert(conn, AlertOutbox).values(**row)
+    stmt = stmt.on_conflict_do_nothing(index_elements=["dedup_key"])
+    return conn.execute(stmt.returning(AlertOutbox.id)).first() is not None
 
 
 def outbox_dict(row: AlertOutbox, *, payload: bool = False) -> dict:

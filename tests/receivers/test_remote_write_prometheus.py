@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import time
 
@@ -11,6 +9,7 @@ import httpx
 import pytest
 
 from tests.helpers import free_port
+from tests.promsource import servers
 from tests.receivers.live import MetricsPage, Service
 
 pytestmark = pytest.mark.integration
@@ -51,16 +50,6 @@ def _page(scrape: int, vanish_after: list[int]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture
-def prometheus_binary() -> str:
-    path = shutil.which("prometheus")
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("prometheus is not installed; CI needs the Debian package 'prometheus'")
-        pytest.skip("prometheus binary absent (apt-get install prometheus)")
-    return path
-
-
 def _values(service: Service, match: str) -> list[float]:
     result = service.series(match)
     assert len(result) <= 1, result
@@ -87,7 +76,8 @@ def _wait(what, check, timeout: float, log) -> None:
     raise AssertionError(f"timed out waiting for {what}: {log.read_text()[-3000:]}")
 
 
-def test_prometheus_remote_write_arrives_once_across_restarts(tmp_path, prometheus_binary):
+def test_prometheus_remote_write_arrives_once_across_restarts(tmp_path):
+    prometheus_binary = servers.need(servers.PROMETHEUS)
     service = Service(tmp_path / "c.db", free_port())
     service.start()
     vanish: list[int] = []

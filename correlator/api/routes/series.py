@@ -28,20 +28,12 @@ MAX_QUERY_SERIES = READ_MAX_SERIES
 # Without start/end, /api/v1/series lists Prometheus series present in the last day.
 SERIES_WINDOW_S = 86_400.0
 
-MatchQuery = Annotated[
-    list[str],
-    Query(
-        description='series selector, repeatable: name{label="v",other=~"re.*"}',
-        examples=['model_latency_p99_ms{model="click_rank_v3"}'],
-    ),
-]
-OptionalMatchQuery = Annotated[
-    list[str] | None,
-    Query(
-        description='series selector, repeatable: name{label="v",other=~"re.*"}',
-        examples=['model_latency_p99_ms{model="click_rank_v3"}'],
-    ),
-]
+_MATCH = Query(
+    description='series selector, repeatable: name{label="v",other=~"re.*"}',
+    examples=['model_latency_p99_ms{model="click_rank_v3"}'],
+)
+MatchQuery = Annotated[list[str], _MATCH]
+OptionalMatchQuery = Annotated[list[str] | None, _MATCH]
 # Prometheus clients (Grafana, prometheus-api-client) send match[]: they get its answer form.
 PromMatchQuery = Annotated[
     list[str] | None,
