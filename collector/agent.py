@@ -8,10 +8,9 @@ import time
 from collections.abc import Callable
 
 from collector.batcher import Batcher
+from collector.destination import BatchSink, Sender
 from collector.health import AgentHealth
 from collector.reading import Reading, Source
-from collector.shipper import Shipper
-from collector.spool import Spool
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +24,8 @@ class Agent:
         *,
         host: str,
         interval: float = 10.0,
-        spool: Spool | None = None,
-        shipper: Shipper | None = None,
+        spool: BatchSink | None = None,
+        shipper: Sender | None = None,
         batcher: Batcher | None = None,
         health: AgentHealth | None = None,
         wallclock: Callable[[], float] = time.time,

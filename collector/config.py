@@ -56,16 +56,35 @@ class AgentConfig:
     logs: list[dict] = field(default_factory=list)
     scrape: list[dict] = field(default_factory=list)
     checks: list[dict] = field(default_factory=list)
+    remote_write_url: str | None = None
+    remote_write_headers: dict[str, str] = field(default_factory=dict)
+    remote_write_bearer_token: str | None = None
+    remote_write_username: str | None = None
+    remote_write_password: str | None = None
+    remote_write_timeout: float = 30.0
 
     def resolved_host(self) -> str:
         """Return the host label: the setting, else the machine's host name."""
         return self.host or socket.gethostname()
 
 
-_DURATIONS = {"interval", "batch_max_age", "fingerprint_interval", "retry_max"}
+_DURATIONS = {
+    "interval",
+    "batch_max_age",
+    "fingerprint_interval",
+    "retry_max",
+    "remote_write_timeout",
+}
 _INTS = {"spool_max_bytes", "batch_max_samples", "metrics_port"}
 _LISTS = {"sources", "fingerprint_packages"}
 _JSON_LISTS = {"logs", "scrape", "checks"}
+_JSON_MAPS = {"remote_write_headers"}
+_RESERVED_HEADERS = {
+    "content-encoding",
+    "content-type",
+    "content-length",
+    "x-prometheus-remote-write-version",
+}
 
 
 def _coerce(name: str, value):
@@ -80,9 +99,36 @@ def _coerce(name: str, value):
             return [v.strip() for v in value.split(",") if v.strip()]
         if name in _JSON_LISTS and isinstance(value, str):
             return json.loads(value)
+        if name in _JSON_MAPS:
+            return _string_map(name, json.loads(value) if isinstance(value, str) else value)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{name}: {exc}") from exc
     return value
+
+
+def _string_map(name: str, value) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ConfigError(f"{name}: give a table of names to string values")
+    return value
+
+
+def _check_remote_write(config: AgentConfig) -> None:
+    if config.remote_write_url and not config.remote_write_url.startswith(("http://", "https://")):
+        raise ConfigError("remote_write_url must be an http:// or https:// URL")
+    basic = config.remote_write_username is not None or config.remote_write_password is not None
+    if basic and (config.remote_write_username is None or config.remote_write_password is None):
+        raise ConfigError("remote_write_username and remote_write_password go together")
+    if basic and config.remote_write_bearer_token:
+        raise ConfigError("give remote_write_bearer_token or a username and password, not both")
+    if config.remote_write_timeout <= 0:
+        raise ConfigError("remote_write_timeout must be positive")
+    for name in config.remote_write_headers:
+        if name.lower() in _RESERVED_HEADERS:
+            raise ConfigError(f"remote_write_headers: {name} is set by the remote-write protocol")
+        if name.lower() == "authorization" and (basic or config.remote_write_bearer_token):
+            raise ConfigError("remote_write_headers: Authorization is set by the auth settings")
 
 
 def _apply(config: AgentConfig, values: dict, origin: str) -> None:
@@ -128,4 +174,5 @@ def load_config(
     _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, "flags")
     if config.interval <= 0:
         raise ConfigError("interval must be positive")
+    _check_remote_write(config)
     return config

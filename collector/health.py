@@ -7,17 +7,32 @@ from collections import Counter
 
 from collector.reading import Reading
 
+DELIVERY_COUNTERS = (
+    "samples_sent",
+    "samples_spooled",
+    "samples_dropped",
+    "batches_sent",
+    "batches_rejected",
+    "send_failures",
+)
+
 
 class AgentHealth:
     """Thread-safe counters of what the agent collected, sent, spooled and dropped."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.counters: Counter[str] = Counter()
         self.source_errors: Counter[str] = Counter()
         self.last_success_ts = 0.0
         self.spool_bytes = 0
         self.spool_files = 0
+        self.destinations: dict[str, AgentHealth] = {}
+        self.own_delivery = True  # False: no unlabelled delivery figures (no causeline ingest)
+
+    def add_destination(self, name: str, health: AgentHealth) -> None:
+        """Report another destination's delivery counters with ``destination=name``."""
+        self.destinations[name] = health
 
     def count(self, name: str, n: int = 1) -> None:
         """Add ``n`` to one counter."""
@@ -40,19 +55,23 @@ class AgentHealth:
         """Return the health figures as samples of ``causeline_agent_*`` series."""
         out = Reading()
         with self._lock:
-            for key in (
-                "samples_collected",
-                "samples_sent",
-                "samples_spooled",
-                "samples_dropped",
-                "batches_sent",
-                "batches_rejected",
-                "send_failures",
-            ):
-                out.add(f"causeline_agent_{key}_total", self.counters[key], labels)
+            out.add(
+                "causeline_agent_samples_collected_total",
+                self.counters["samples_collected"],
+                labels,
+            )
+            if self.own_delivery:
+                self._delivery(out, labels)
             for source, n in self.source_errors.items():
                 out.add("causeline_agent_source_errors_total", n, {**labels, "source": source})
-            out.add("causeline_agent_last_success_timestamp_seconds", self.last_success_ts, labels)
-            out.add("causeline_agent_spool_bytes", self.spool_bytes, labels)
-            out.add("causeline_agent_spool_batches", self.spool_files, labels)
+        for name, other in self.destinations.items():
+            with other._lock:
+                other._delivery(out, {**labels, "destination": name})
         return out
+
+    def _delivery(self, out: Reading, labels: dict[str, str]) -> None:
+        for key in DELIVERY_COUNTERS:
+            out.add(f"causeline_agent_{key}_total", self.counters[key], labels)
+        out.add("causeline_agent_last_success_timestamp_seconds", self.last_success_ts, labels)
+        out.add("causeline_agent_spool_bytes", self.spool_bytes, labels)
+        out.add("causeline_agent_spool_batches", self.spool_files, labels)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 from collector.agent import Agent
 from collector.batcher import Batcher
 from collector.config import AgentConfig, ConfigError
+from collector.destination import BatchSink, Destination, Destinations, Sender
 from collector.health import AgentHealth
 from collector.reading import Source
+from collector.remote_write import RemoteWriteSender
 from collector.shipper import Backoff, Shipper
 from collector.spool import Spool
 
@@ -124,19 +127,68 @@ def _checks(config: AgentConfig, host: str, *, start_thread: bool):
     return SyntheticCheckSource(targets, host=host, start_thread=start_thread)
 
 
-def build_agent(config: AgentConfig, sources: list[Source] | None = None) -> Agent:
-    """Return a ready agent (spool, shipper, batcher) for ``config``."""
-    if not config.server or not config.token:
-        raise ConfigError("--server and --token are needed (or CAUSELINE_AGENT_SERVER/_TOKEN)")
-    health = AgentHealth()
-    spool = Spool(config.spool_dir, max_bytes=config.spool_max_bytes, health=health)
-    shipper = Shipper(
+REMOTE_WRITE_SPOOL = "remote-write"  # under spool_dir: its own spool, its own bound
+
+
+def build_destinations(config: AgentConfig, health: AgentHealth) -> list[Destination]:
+    """Return causeline's ingest and/or the remote-write endpoint, each with its own spool."""
+    out: list[Destination] = []
+    if config.server or config.token:
+        if not (config.server and config.token):
+            raise ConfigError(
+                "--server and --token are needed together (or CAUSELINE_AGENT_SERVER/_TOKEN)"
+            )
+        spool = Spool(config.spool_dir, max_bytes=config.spool_max_bytes, health=health)
+        shipper = Shipper(
+            spool,
+            server=config.server,
+            token=config.token,
+            health=health,
+            backoff=Backoff(cap=config.retry_max),
+        )
+        out.append(Destination("causeline", spool, shipper))
+    health.own_delivery = bool(out)
+    if config.remote_write_url:
+        out.append(_remote_write(config, config.remote_write_url, health))
+    if not out:
+        raise ConfigError(
+            "--server and --token are needed (or CAUSELINE_AGENT_SERVER/_TOKEN), "
+            "or remote_write_url to send to a Prometheus remote-write endpoint"
+        )
+    return out
+
+
+def _remote_write(config: AgentConfig, url: str, health: AgentHealth) -> Destination:
+    own = AgentHealth()
+    health.add_destination("remote_write", own)
+    directory = os.path.join(config.spool_dir, REMOTE_WRITE_SPOOL)
+    spool = Spool(directory, max_bytes=config.spool_max_bytes, health=own)
+    basic = None
+    if config.remote_write_username is not None and config.remote_write_password is not None:
+        basic = (config.remote_write_username, config.remote_write_password)
+    sender = RemoteWriteSender(
         spool,
-        server=config.server,
-        token=config.token,
-        health=health,
+        url=url,
+        headers=config.remote_write_headers,
+        bearer_token=config.remote_write_bearer_token,
+        basic_auth=basic,
+        timeout=config.remote_write_timeout,
         backoff=Backoff(cap=config.retry_max),
+        health=own,
     )
+    return Destination("remote_write", spool, sender)
+
+
+def build_agent(config: AgentConfig, sources: list[Source] | None = None) -> Agent:
+    """Return a ready agent (spools, senders, batcher) for ``config``."""
+    health = AgentHealth()
+    destinations = build_destinations(config, health)
+    spool: BatchSink
+    shipper: Sender
+    if len(destinations) == 1:
+        spool, shipper = destinations[0].spool, destinations[0].sender
+    else:
+        spool = shipper = Destinations(destinations, health=health)
     batcher = Batcher(
         max_samples=config.batch_max_samples,
         max_age=config.batch_max_age or max(config.interval, 10.0),

@@ -1,9 +1,11 @@
 """Delivery of spooled batches to the ingest API, oldest first, with backoff.
 
-A batch leaves the spool only once the service answered 200 (stored) or 422
-(refused for good: set aside in ``rejected/``). Connection errors, 401, 429
-and 5xx are retried with exponential backoff and full jitter; the service
-stores each (series, timestamp) once, so a repeated send never double-counts.
+``SpoolSender`` is the delivery thread every destination shares (spool, backoff,
+drain on stop); ``Shipper`` sends to causeline's ingest API. A batch leaves its
+spool only once the service answered 200 (stored) or 422 (refused for good: set
+aside in ``rejected/``). Connection errors, 401, 429 and 5xx are retried with
+exponential backoff and full jitter; the service stores each (series,
+timestamp) once, so a repeated send never double-counts.
 """
 
 from __future__ import annotations
@@ -46,15 +48,15 @@ class Backoff:
         self.failures = 0
 
 
-class Shipper:
-    """A thread that drains the spool into ``POST {server}/api/v1/ingest``."""
+class SpoolSender:
+    """A thread that drains a spool, oldest first, with backoff; subclasses define ``send_one``."""
+
+    thread_name = "causeline-sender"
 
     def __init__(
         self,
         spool: Spool,
         *,
-        server: str,
-        token: str,
         client: httpx.Client | None = None,
         timeout: float = 10.0,
         backoff: Backoff | None = None,
@@ -62,12 +64,7 @@ class Shipper:
         wallclock: Callable[[], float] = time.time,
     ):
         self.spool = spool
-        self.url = server.rstrip("/") + INGEST_PATH
-        self._headers = {
-            "Authorization": f"Bearer {token}",
-            "Content-Encoding": "gzip",
-            "Content-Type": "application/json",
-        }
+        self.url = ""  # set by the subclass; named in the logs
         self._client = client or httpx.Client(timeout=timeout)
         self._own_client = client is None
         self.backoff = backoff or Backoff()
@@ -82,70 +79,27 @@ class Shipper:
         self._wake.set()
 
     def send_one(self) -> bool | None:
-        """Try to deliver the oldest batch: True sent, False failed, None nothing to send."""
-        entry = self.spool.oldest()
-        if entry is None:
-            return None
-        try:
-            body = self.spool.read(entry)
-        except FileNotFoundError:  # dropped by the size bound meanwhile
-            self.spool.remove(entry)
-            return True
-        try:
-            resp = self._client.post(self.url, content=body, headers=self._headers)
-        except httpx.HTTPError as exc:
-            return self._failed(entry, f"{type(exc).__name__}: {exc}")
-        if resp.status_code == 200:
-            self.spool.remove(entry)
-            self.health.sent(entry.samples, self._wallclock())
-            self.backoff.reset()
-            return True
-        if resp.status_code == 422:
-            target = self.spool.set_aside(entry)
-            self.health.count("batches_rejected")
-            log.error(
-                "service refused batch %s (%s); set aside in %s",
-                entry.name,
-                resp.text[:300],
-                target,
-            )
-            return True
-        if resp.status_code == 413:
-            return self._split(entry, body)
-        if resp.status_code == 401:
-            return self._failed(entry, "401: the service refused the token; check --token")
-        return self._failed(entry, f"HTTP {resp.status_code}: {resp.text[:200]}")
+        """Try the oldest batch: True done with it, False failed (retry), None nothing to send."""
+        raise NotImplementedError
+
+    def _delivered(self, entry: SpoolEntry) -> bool:
+        self.spool.remove(entry)
+        self.health.sent(entry.samples, self._wallclock())
+        self.backoff.reset()
+        return True
 
     def _failed(self, entry: SpoolEntry, why: str) -> bool:
         self.health.count("send_failures")
         level = logging.WARNING if self.backoff.failures < 3 else logging.DEBUG
         log.log(
             level,
-            "send of %s failed (%s); %d batch(es) spooled, will retry",
+            "send of %s to %s failed (%s); %d batch(es) spooled, will retry",
             entry.name,
+            self.url,
             why,
             len(self.spool),
         )
         return False
-
-    def _split(self, entry: SpoolEntry, body: bytes) -> bool:
-        batch = parse_batch(json.loads(gzip.decompress(body)))
-        if len(batch.series) < 2:
-            target = self.spool.set_aside(entry)
-            log.error(
-                "batch %s too large for the service even alone; set aside in %s", entry.name, target
-            )
-            return True
-        half = len(batch.series) // 2
-        seq = entry.name.split("-")[0]
-        first = type(batch)(
-            series=batch.series[:half], events=batch.events, batch_id=f"{batch.batch_id}a"
-        )
-        second = type(batch)(series=batch.series[half:], batch_id=f"{batch.batch_id}b")
-        self.spool.put(first, seq=seq + "a")
-        self.spool.put(second, seq=seq + "b")
-        self.spool.remove(entry)
-        return True
 
     def drain(self, deadline: float | None = None) -> bool:
         """Send until the spool is empty, a send fails or ``deadline`` passes."""
@@ -168,7 +122,7 @@ class Shipper:
 
     def start(self) -> None:
         """Start the delivery thread."""
-        self._thread = threading.Thread(target=self._run, name="causeline-shipper", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._thread.start()
 
     def stop(self, flush_seconds: float = 5.0) -> None:
@@ -182,6 +136,92 @@ class Shipper:
             and len(self.spool)
             and not self.drain(time.monotonic() + flush_seconds)
         ):
-            log.warning("%d batch(es) left in the spool for the next start", len(self.spool))
+            log.warning(
+                "%d batch(es) left in %s for the next start", len(self.spool), self.spool.directory
+            )
         if self._own_client:
             self._client.close()
+
+
+class Shipper(SpoolSender):
+    """A thread that drains the spool into ``POST {server}/api/v1/ingest``."""
+
+    thread_name = "causeline-shipper"
+
+    def __init__(
+        self,
+        spool: Spool,
+        *,
+        server: str,
+        token: str,
+        client: httpx.Client | None = None,
+        timeout: float = 10.0,
+        backoff: Backoff | None = None,
+        health: AgentHealth | None = None,
+        wallclock: Callable[[], float] = time.time,
+    ):
+        super().__init__(
+            spool,
+            client=client,
+            timeout=timeout,
+            backoff=backoff,
+            health=health,
+            wallclock=wallclock,
+        )
+        self.url = server.rstrip("/") + INGEST_PATH
+        self._headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Encoding": "gzip",
+            "Content-Type": "application/json",
+        }
+
+    def send_one(self) -> bool | None:
+        """Try to deliver the oldest batch: True sent, False failed, None nothing to send."""
+        entry = self.spool.oldest()
+        if entry is None:
+            return None
+        try:
+            body = self.spool.read(entry)
+        except FileNotFoundError:  # dropped by the size bound meanwhile
+            self.spool.remove(entry)
+            return True
+        try:
+            resp = self._client.post(self.url, content=body, headers=self._headers)
+        except httpx.HTTPError as exc:
+            return self._failed(entry, f"{type(exc).__name__}: {exc}")
+        if resp.status_code == 200:
+            return self._delivered(entry)
+        if resp.status_code == 422:
+            target = self.spool.set_aside(entry)
+            self.health.count("batches_rejected")
+            log.error(
+                "service refused batch %s (%s); set aside in %s",
+                entry.name,
+                resp.text[:300],
+                target,
+            )
+            return True
+        if resp.status_code == 413:
+            return self._split(entry, body)
+        if resp.status_code == 401:
+            return self._failed(entry, "401: the service refused the token; check --token")
+        return self._failed(entry, f"HTTP {resp.status_code}: {resp.text[:200]}")
+
+    def _split(self, entry: SpoolEntry, body: bytes) -> bool:
+        batch = parse_batch(json.loads(gzip.decompress(body)))
+        if len(batch.series) < 2:
+            target = self.spool.set_aside(entry)
+            log.error(
+                "batch %s too large for the service even alone; set aside in %s", entry.name, target
+            )
+            return True
+        half = len(batch.series) // 2
+        seq = entry.name.split("-")[0]
+        first = type(batch)(
+            series=batch.series[:half], events=batch.events, batch_id=f"{batch.batch_id}a"
+        )
+        second = type(batch)(series=batch.series[half:], batch_id=f"{batch.batch_id}b")
+        self.spool.put(first, seq=seq + "a")
+        self.spool.put(second, seq=seq + "b")
+        self.spool.remove(entry)
+        return True

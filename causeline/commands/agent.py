@@ -14,6 +14,7 @@ from causeline.commands.common import subparser
 log = logging.getLogger(__name__)
 EXAMPLE = (
     "causeline agent --server http://causeline:8400 --token $TOKEN --interval 10s\n"
+    "  causeline agent --remote-write-url http://victoria:8428/api/v1/write  # to your TSDB\n"
     "  causeline agent --once --print          # one reading of every source, no sending"
 )
 
@@ -23,6 +24,11 @@ def register(sub) -> None:
     p = subparser(sub, "agent", "run the collector agent (one per host)", EXAMPLE)
     p.add_argument("--server", help="service URL (env CAUSELINE_AGENT_SERVER)")
     p.add_argument("--token", help="ingest token (env CAUSELINE_AGENT_TOKEN)")
+    p.add_argument(
+        "--remote-write-url",
+        help="also (or only) send Prometheus remote write here (env "
+        "CAUSELINE_AGENT_REMOTE_WRITE_URL; docs/agent.md)",
+    )
     p.add_argument("--interval", help="sampling interval, e.g. 10s, 1s, 500ms (default 10s)")
     p.add_argument("--config", help="TOML or JSON settings file (env CAUSELINE_AGENT_CONFIG)")
     p.add_argument("--host", help="host label (default: this machine's host name)")
@@ -54,6 +60,7 @@ def _config(args):
             overrides={
                 "server": args.server,
                 "token": args.token,
+                "remote_write_url": args.remote_write_url,
                 "interval": args.interval,
                 "host": args.host,
                 "sources": args.sources,
@@ -144,7 +151,7 @@ def run(args) -> int:
         agent.host,
         len(agent.sources),
         agent.interval,
-        config.server,
+        " and ".join(u for u in (config.server, config.remote_write_url) if u),
     )
     agent.run()
     if server is not None:
