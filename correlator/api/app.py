@@ -37,6 +37,7 @@ from correlator.api.routes import (
     slas,
     whoami,
 )
+from correlator.api.schemas.ingest import BatchIn
 from correlator.incidents.autoscale import BacklogCollector
 from correlator.incidents.evaluator import holder_name, run_evaluator
 from correlator.promsource import source_from_settings
@@ -76,7 +77,7 @@ def _openapi(app: FastAPI):
             schema = get_openapi(
                 title=app.title, version=app.version, description=app.description, routes=app.routes
             )
-            defs = ingest.BatchIn.model_json_schema(ref_template="#/components/schemas/{model}")
+            defs = BatchIn.model_json_schema(ref_template="#/components/schemas/{model}")
             components = schema.setdefault("components", {}).setdefault("schemas", {})
             components.update(defs.pop("$defs", {}))
             app.openapi_schema = schema

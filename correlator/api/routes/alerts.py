@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query, Response
-from pydantic import Field, model_validator
 
 from correlator.alerts.masking import mask_secret, mask_url
 from correlator.alerts.outbox import list_outbox, retry_row
@@ -13,32 +12,24 @@ from correlator.alerts.routing import load_config
 from correlator.alerts.silences import add_silence, expire_silence, list_silences
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SettingsDep
-from correlator.api.process_io import Author, Body, Seconds, field_error, not_found, now, read, who
+from correlator.api.process_io import field_error, not_found, now, read, who
 from correlator.api.process_io import write as write_call
+from correlator.api.schemas.alerts import (
+    ChannelsOut,
+    OutboxRow,
+    RetryOut,
+    SilenceIn,
+    SilenceOut,
+)
 
 router = APIRouter(tags=["alerts"])
 RowId = Annotated[int, Path(ge=1, le=2**31 - 1, description="row id")]
 Status = Literal["pending", "sending", "sent", "failed", "silenced", "stale"]
 
 
-class SilenceIn(Body):
-    """Silence alerts whose labels (sla, model, severity, team, scope labels, channel) match."""
-
-    matchers: dict[str, str] = Field(min_length=1, examples=[{"model": "click_rank_v3"}])
-    starts_at: Seconds | None = None
-    ends_at: Seconds | None = None
-    duration_seconds: float | None = Field(None, gt=0, le=366 * 86400)
-    comment: str = Field("", max_length=2000)
-    author: Author = None
-
-    @model_validator(mode="after")
-    def _one_end(self):
-        if (self.ends_at is None) == (self.duration_seconds is None):
-            raise ValueError("give exactly one of ends_at or duration_seconds")
-        return self
-
-
-@router.get("/api/v1/alerts/outbox")
+@router.get(
+    "/api/v1/alerts/outbox", response_model=list[OutboxRow], response_model_exclude_unset=True
+)
 async def outbox(
     engine: EngineDep,
     _reader: ReaderDep,
@@ -53,7 +44,11 @@ async def outbox(
     )
 
 
-@router.post("/api/v1/alerts/outbox/{row_id}/retry")
+@router.post(
+    "/api/v1/alerts/outbox/{row_id}/retry",
+    response_model=RetryOut,
+    response_model_exclude_unset=True,
+)
 async def retry(row_id: RowId, engine: EngineDep, _writer: WriterDep) -> dict:
     """Send a failed row again, with fresh attempts."""
     if not await write_call(engine, retry_row, row_id=row_id, now=now()):
@@ -61,7 +56,9 @@ async def retry(row_id: RowId, engine: EngineDep, _writer: WriterDep) -> dict:
     return {"id": row_id, "status": "pending"}
 
 
-@router.get("/api/v1/alerts/channels")
+@router.get(
+    "/api/v1/alerts/channels", response_model=ChannelsOut, response_model_exclude_unset=True
+)
 async def channels(settings: SettingsDep, _reader: ReaderDep) -> dict:
     """List the configured channels and routes; URLs and secrets are masked."""
     try:
@@ -97,13 +94,20 @@ async def channels(settings: SettingsDep, _reader: ReaderDep) -> dict:
     }
 
 
-@router.get("/api/v1/alerts/silences")
+@router.get(
+    "/api/v1/alerts/silences", response_model=list[SilenceOut], response_model_exclude_unset=True
+)
 async def silences(engine: EngineDep, _reader: ReaderDep, expired: bool = False) -> list[dict]:
     """List silences (active and future; expired ones too with ?expired=true)."""
     return await read(engine, list_silences, now=now(), include_expired=expired)
 
 
-@router.post("/api/v1/alerts/silences", status_code=201)
+@router.post(
+    "/api/v1/alerts/silences",
+    status_code=201,
+    response_model=SilenceOut,
+    response_model_exclude_unset=True,
+)
 async def create_silence(body: SilenceIn, engine: EngineDep, token: WriterDep) -> dict:
     """Silence matching alerts until ends_at (or for duration_seconds)."""
     t = now()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import Body, field_error, now, read
+from correlator.api.process_io import field_error, now, read
+from correlator.api.schemas.capacity import PlanIn, PlanOut
 from correlator.incidents.capacity import PlanInput, plan
 from correlator.store.measures import measured_capacity
 
@@ -17,19 +17,7 @@ router = APIRouter(tags=["capacity"])
 MEASURE_WINDOW_S = 7 * 86400.0
 
 
-class PlanIn(Body):
-    """What the capacity planner needs (qps_per_replica measured with dynamic batching)."""
-
-    sla_latency_ms: float = Field(gt=0, le=1e6, examples=[30])
-    latency_per_request_ms: float | None = Field(None, gt=0, le=1e6, examples=[12])
-    qps_per_replica: float | None = Field(None, gt=0, le=1e9, examples=[40])
-    peak_qps: float = Field(gt=0, le=1e9, examples=[400])
-    redundancy: float = Field(0.2, ge=0, le=10, description="fraction, 0.2 = 20%")
-    gpu: str = Field("", max_length=100, examples=["T4"])
-    model: str | None = Field(None, max_length=200, description="take missing figures from it")
-
-
-@router.post("/api/v1/capacity/plan")
+@router.post("/api/v1/capacity/plan", response_model=PlanOut, response_model_exclude_unset=True)
 async def capacity_plan(body: PlanIn, engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return the replicas needed for the peak, plus redundancy, with the arithmetic."""
     qps, latency, source = body.qps_per_replica, body.latency_per_request_ms, "given"

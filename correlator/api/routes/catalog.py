@@ -7,12 +7,13 @@ from fastapi import APIRouter
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import read
+from correlator.api.schemas.topology import TopologyOut
 from correlator.store.catalog import read_topology
 
 router = APIRouter(tags=["catalog"])
 
 
-@router.get("/api/v1/topology")
+@router.get("/api/v1/topology", response_model=TopologyOut, response_model_exclude_unset=True)
 async def topology(engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return the service graph."""
     return await read(engine, read_topology)

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from fastapi import APIRouter, Query
-from pydantic import Field
 
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import (
-    Author,
-    Body,
-    Name,
-    Seconds,
-    Text200,
-    field_error,
-    not_found,
-    now,
-    read,
-    who,
-    write,
-)
+from correlator.api.process_io import Name, field_error, not_found, now, read, who, write
+from correlator.api.schemas.changes import ChangeIn, ChangeOut, ChangeUpdate, Kind, Team
 from correlator.store.changes import (
     ChangeExists,
     add_change,
@@ -31,43 +17,11 @@ from correlator.store.changes import (
 )
 
 router = APIRouter(tags=["changes"])
-Kind = Literal["deploy", "config", "feature", "image", "capacity", "infra"]
-Team = Literal["algo", "infra"]
-Stage = Literal["offline_eval", "shadow", "canary", "full", "rollback"]
 
 
-class ChangeFields(Body):
-    """Fields of a change shared by create and update."""
-
-    person: Text200 | None = None
-    target: Text200 | None = Field(None, examples=["model:click_rank_v3"])
-    summary: str | None = Field(None, max_length=10_000)
-    labels: dict[str, Text200] | None = None
-    scope: str | None = Field(None, max_length=2000, description="impact scope in words")
-    planned_ts: Seconds | None = Field(None, description="when it is planned (unix seconds)")
-    ts: Seconds | None = Field(None, description="when it happened; null while planned")
-    rollout_stage: Stage | None = None
-    canary_percent: float | None = Field(None, ge=0, le=100)
-    version: str | None = Field(None, max_length=100)
-    author: Author = None
-
-
-class ChangeIn(ChangeFields):
-    """A new change; kind and owner team are required."""
-
-    id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
-    kind: Kind
-    owner: Team
-
-
-class ChangeUpdate(ChangeFields):
-    """A partial update of a change."""
-
-    kind: Kind | None = None
-    owner: Team | None = None
-
-
-@router.post("/api/v1/changes", status_code=201)
+@router.post(
+    "/api/v1/changes", status_code=201, response_model=ChangeOut, response_model_exclude_unset=True
+)
 async def create_change(body: ChangeIn, engine: EngineDep, token: WriterDep) -> dict:
     """Register a change (planned ahead, or done); flags it unplanned when not a day ahead."""
     fields = body.model_dump(exclude_none=True) | {"author": who(body.author, token)}
@@ -77,7 +31,9 @@ async def create_change(body: ChangeIn, engine: EngineDep, token: WriterDep) -> 
         raise field_error("id", f"a change with id {exc} exists", 409) from exc
 
 
-@router.put("/api/v1/changes/{change_id}")
+@router.put(
+    "/api/v1/changes/{change_id}", response_model=ChangeOut, response_model_exclude_unset=True
+)
 async def put_change(
     change_id: Name, body: ChangeUpdate, engine: EngineDep, token: WriterDep
 ) -> dict:
@@ -92,7 +48,7 @@ async def put_change(
     return got
 
 
-@router.get("/api/v1/changes")
+@router.get("/api/v1/changes", response_model=list[ChangeOut], response_model_exclude_unset=True)
 async def changes(
     engine: EngineDep,
     _reader: ReaderDep,
@@ -108,7 +64,9 @@ async def changes(
     )
 
 
-@router.get("/api/v1/changes/{change_id}")
+@router.get(
+    "/api/v1/changes/{change_id}", response_model=ChangeOut, response_model_exclude_unset=True
+)
 async def change(change_id: Name, engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return one change."""
     got = await read(engine, get_change, change_id=change_id)

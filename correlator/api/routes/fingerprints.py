@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
-from pydantic import Field
 
 from correlator.api.auth import IngestDep, ReaderDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import Body, read, write
+from correlator.api.process_io import read, write
+from correlator.api.schemas.fingerprints import FingerprintIn, FingerprintOut, FingerprintStored
 from correlator.store.fingerprints import add_fingerprint, latest_fingerprint, list_fingerprints
 
 router = APIRouter(tags=["fingerprints"])
 
 
-class FingerprintIn(Body):
-    """A fingerprint as the agent sends it."""
-
-    host: str = Field(min_length=1, max_length=200)
-    instance: str | None = Field(default=None, max_length=200)
-    model: str | None = Field(default=None, max_length=200)
-    ts: float | None = Field(
-        default=None, ge=0, le=1e11, allow_inf_nan=False, description="unix seconds; default now"
-    )
-    fingerprint: dict[str, Any]
-
-
-@router.post("/api/v1/fingerprints", status_code=201)
+@router.post(
+    "/api/v1/fingerprints",
+    status_code=201,
+    response_model=FingerprintStored,
+    response_model_exclude_unset=True,
+)
 async def post_fingerprint(body: FingerprintIn, engine: EngineDep, _writer: IngestDep) -> dict:
     """Store a host's fingerprint; an unchanged one is stored once."""
 
@@ -44,7 +37,9 @@ async def post_fingerprint(body: FingerprintIn, engine: EngineDep, _writer: Inge
     return {"stored": stored}
 
 
-@router.get("/api/v1/fingerprints")
+@router.get(
+    "/api/v1/fingerprints", response_model=list[FingerprintOut], response_model_exclude_unset=True
+)
 async def get_fingerprints(
     engine: EngineDep, _reader: ReaderDep, host: Annotated[str | None, Query()] = None
 ) -> list[dict]:
@@ -53,7 +48,9 @@ async def get_fingerprints(
     return await read(engine, list_fingerprints, host=host)
 
 
-@router.get("/api/v1/fingerprints/latest")
+@router.get(
+    "/api/v1/fingerprints/latest", response_model=FingerprintOut, response_model_exclude_unset=True
+)
 async def get_latest(
     engine: EngineDep,
     _reader: ReaderDep,

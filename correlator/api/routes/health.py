@@ -7,18 +7,19 @@ from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
 from correlator.api.deps import EngineDep
+from correlator.api.schemas.service import HealthOut, ReadyOut
 from correlator.store.migrate import current_revision
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=HealthOut, response_model_exclude_unset=True)
 async def healthz() -> dict:
     """Return 200 while the process serves requests."""
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get("/readyz", response_model=ReadyOut, response_model_exclude_unset=True)
 async def readyz(engine: EngineDep) -> dict:
     """Return 200 when the database answers and has a schema, else 503."""
 

@@ -3,39 +3,25 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
 
 from fastapi import APIRouter
-from pydantic import Field
 
 from correlator.api.auth import WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import Author, Body, Seconds, Text200, now, who, write
+from correlator.api.process_io import now, who, write
+from correlator.api.schemas.changes import ChangeOut
+from correlator.api.schemas.hooks import DeployHook
 from correlator.store.changes import upsert_hook_change
 
 router = APIRouter(tags=["hooks"])
 
 
-class DeployHook(Body):
-    """A deploy step as a CI/CD pipeline reports it."""
-
-    model: Text200 = Field(min_length=1, pattern=r"^[^\x00/]+$")
-    version: str = Field(min_length=1, max_length=100)
-    stage: Literal["offline_eval", "shadow", "canary", "full", "rollback"] = "full"
-    canary_percent: float | None = Field(None, ge=0, le=100)
-    person: Text200 | None = None
-    owner: Literal["algo", "infra"] = "algo"
-    pipeline: Text200 | None = Field(None, description="pipeline run, e.g. gitlab#4411")
-    url: str | None = Field(None, max_length=2000)
-    summary: str | None = Field(None, max_length=10_000)
-    ts: Seconds | None = Field(None, description="when it happened; default now")
-    planned_ts: Seconds | None = None
-    instance: Text200 | None = None
-    id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
-    author: Author = None
-
-
-@router.post("/api/v1/hooks/deploy", status_code=201)
+@router.post(
+    "/api/v1/hooks/deploy",
+    status_code=201,
+    response_model=ChangeOut,
+    response_model_exclude_unset=True,
+)
 async def deploy_hook(body: DeployHook, engine: EngineDep, token: WriterDep) -> dict:
     """Record a deploy from a pipeline as a change; the same id updates the same change."""
     t = now()

@@ -6,22 +6,21 @@ from typing import Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from correlator.analysis import AnalysisError, SlaMatchError
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SourceDep
-from correlator.api.process_io import (
-    Author,
-    Body,
-    Seconds,
-    field_error,
-    not_found,
-    now,
-    read,
-    who,
-    write,
+from correlator.api.process_io import field_error, not_found, now, read, who, write
+from correlator.api.schemas.incidents import (
+    ActionIn,
+    AnalysisOut,
+    AnalyzeIn,
+    EvaluationOut,
+    IncidentOut,
+    IncidentSummary,
+    NoteIn,
+    NoteOut,
 )
 from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
 from correlator.incidents.evaluator import evaluate_once
@@ -38,28 +37,6 @@ router = APIRouter(tags=["incidents"])
 IncidentId = int
 
 
-class NoteIn(Body):
-    """A timestamped note from one team."""
-
-    text: str = Field(min_length=1, max_length=20_000)
-    team: Literal["algo", "infra", "other"] = "other"
-    author: Author = None
-
-
-class ActionIn(Body):
-    """Who does it, and optionally why (written as a note)."""
-
-    author: Author = None
-    text: str | None = Field(None, max_length=20_000)
-
-
-class AnalyzeIn(Body):
-    """Which SLA to analyze, and at which breach time (default: found in the newest data)."""
-
-    sla: str = Field(min_length=1, max_length=200)
-    at: Seconds | None = None
-
-
 def _id(incident_id: int) -> int:
     if not 0 < incident_id < 2**31:
         raise not_found(f"incident {incident_id}")
@@ -73,7 +50,9 @@ async def _get(engine, incident_id: int) -> dict:
     return got
 
 
-@router.get("/api/v1/incidents")
+@router.get(
+    "/api/v1/incidents", response_model=list[IncidentSummary], response_model_exclude_unset=True
+)
 async def incidents(
     engine: EngineDep, _reader: ReaderDep, status: Literal["open", "resolved"] | None = None
 ) -> list[dict]:
@@ -81,13 +60,20 @@ async def incidents(
     return await read(engine, list_incidents, status=status)
 
 
-@router.get("/api/v1/incidents/{incident_id}")
+@router.get(
+    "/api/v1/incidents/{incident_id}", response_model=IncidentOut, response_model_exclude_unset=True
+)
 async def incident(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return an incident: breach, scope, suspects, changes, chain, notes, on-call."""
     return await _get(engine, incident_id)
 
 
-@router.post("/api/v1/incidents/{incident_id}/notes", status_code=201)
+@router.post(
+    "/api/v1/incidents/{incident_id}/notes",
+    status_code=201,
+    response_model=NoteOut,
+    response_model_exclude_unset=True,
+)
 async def note(incident_id: int, body: NoteIn, engine: EngineDep, token: WriterDep) -> dict:
     """Add a timestamped note to an incident."""
     got = await write(
@@ -104,7 +90,11 @@ async def note(incident_id: int, body: NoteIn, engine: EngineDep, token: WriterD
     return got
 
 
-@router.post("/api/v1/incidents/{incident_id}/rerank")
+@router.post(
+    "/api/v1/incidents/{incident_id}/rerank",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
 async def rerank(
     incident_id: int,
     request: Request,
@@ -137,7 +127,11 @@ async def rerank(
     return await _get(engine, incident_id)
 
 
-@router.post("/api/v1/incidents/{incident_id}/resolve")
+@router.post(
+    "/api/v1/incidents/{incident_id}/resolve",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
 async def resolve(
     incident_id: int,
     request: Request,
@@ -181,7 +175,7 @@ async def review(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> Pla
     return PlainTextResponse(render_review(inc), media_type="text/markdown; charset=utf-8")
 
 
-@router.post("/api/v1/evaluate")
+@router.post("/api/v1/evaluate", response_model=EvaluationOut, response_model_exclude_unset=True)
 async def evaluate(
     request: Request,
     engine: EngineDep,
@@ -202,7 +196,7 @@ async def evaluate(
     )
 
 
-@router.post("/api/v1/analyze")
+@router.post("/api/v1/analyze", response_model=AnalysisOut, response_model_exclude_unset=True)
 async def analyze(
     body: AnalyzeIn, engine: EngineDep, source: SourceDep, _reader: ReaderDep
 ) -> dict:

@@ -11,6 +11,7 @@ from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.api.routes.series import parse_matches, select_series
+from correlator.api.schemas.query import MetricList, NameList
 from correlator.store.labels import label_keys_of, label_names, label_values, metric_names
 from correlator.store.series import SeriesInfo
 
@@ -75,7 +76,7 @@ def _values(
         return label_values(conn=conn, name=name, limit=limit + 1)
 
 
-@router.get("/api/v1/labels")
+@router.get("/api/v1/labels", response_model=NameList, response_model_exclude_unset=True)
 async def labels(
     engine: EngineDep,
     _reader: ReaderDep,
@@ -89,7 +90,9 @@ async def labels(
     return _answer(await bounded_read(limits, _names, engine, match, limit, limits), limit)
 
 
-@router.get("/api/v1/label/{name}/values")
+@router.get(
+    "/api/v1/label/{name}/values", response_model=NameList, response_model_exclude_unset=True
+)
 async def values(
     name: LabelName,
     engine: EngineDep,
@@ -113,7 +116,9 @@ def _catalog(engine, limit: int, contains: str | None) -> dict:
     return _answer(data, limit)
 
 
-@router.get("/api/v1/metadata/metrics")
+@router.get(
+    "/api/v1/metadata/metrics", response_model=MetricList, response_model_exclude_unset=True
+)
 async def metrics(
     engine: EngineDep,
     _reader: ReaderDep,

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from fastapi import APIRouter
-from pydantic import Field
 
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import (
-    Author,
-    Body,
     Name,
     QueryName,
-    Text200,
     field_error,
     not_found,
     now,
     read,
     who,
     write,
+)
+from correlator.api.schemas.models import (
+    CardIn,
+    CardOut,
+    ImpactOut,
+    InstanceIn,
+    InstanceOut,
+    ModelDetail,
+    ModelIn,
+    ModelOut,
+    ModelSummary,
 )
 from correlator.incidents.cards import card_errors
 from correlator.incidents.snapshot import sla_model
@@ -40,46 +45,15 @@ from correlator.store.registry import (
 router = APIRouter(tags=["models"])
 
 
-class ModelIn(Body):
-    """A model to register."""
-
-    name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
-    owner: Literal["algo", "infra"] = "algo"
-    description: str = Field("", max_length=10_000)
-    author: Author = None
-
-
-class CardIn(Body):
-    """A model card: the article's six parts plus random seed and locked dependencies."""
-
-    purpose: Any = Field(None, description="what the model is for")
-    input_schema: Any = Field(None, description="JSON Schema of the request")
-    output_schema: Any = Field(None, description="JSON Schema of the response")
-    feature_dependencies: Any = Field(None, description="[{service, features}]")
-    offline_evaluation: Any = Field(None, description="dataset and metrics")
-    resource_needs: Any = Field(None, description="GPU, memory, latency budget, QPS per replica")
-    known_risks: Any = Field(None, description="list of known risks")
-    random_seed: Any = Field(None, description="the training seed (integer)")
-    locked_dependencies: Any = Field(None, description="requirements lock file contents")
-    author: Author = None
-
-
-class InstanceIn(Body):
-    """An instance of a model running a version on a host."""
-
-    instance: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
-    version: Text200 = ""
-    host: Text200 = ""
-    author: Author = None
-
-
-@router.get("/api/v1/models")
+@router.get("/api/v1/models", response_model=list[ModelSummary], response_model_exclude_unset=True)
 async def models(engine: EngineDep, _reader: ReaderDep) -> list[dict]:
     """Return every registered model."""
     return await read(engine, list_models)
 
 
-@router.post("/api/v1/models", status_code=201)
+@router.post(
+    "/api/v1/models", status_code=201, response_model=ModelOut, response_model_exclude_unset=True
+)
 async def create_model(body: ModelIn, engine: EngineDep, token: WriterDep) -> dict:
     """Register a model."""
     fields = body.model_dump() | {"author": who(body.author, token)}
@@ -99,7 +73,7 @@ def _model_view(*, conn, name: str) -> dict | None:
     return got
 
 
-@router.get("/api/v1/models/{model}")
+@router.get("/api/v1/models/{model}", response_model=ModelDetail, response_model_exclude_unset=True)
 async def model(model: Name, engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return a model with its versions, instances, SLAs and who is on call."""
     got = await read(engine, _model_view, name=model)
@@ -108,7 +82,11 @@ async def model(model: Name, engine: EngineDep, _reader: ReaderDep) -> dict:
     return got
 
 
-@router.put("/api/v1/models/{model}/versions/{version}/card")
+@router.put(
+    "/api/v1/models/{model}/versions/{version}/card",
+    response_model=CardOut,
+    response_model_exclude_unset=True,
+)
 async def put_model_card(
     model: Name, version: Name, body: CardIn, engine: EngineDep, token: WriterDep
 ) -> dict:
@@ -138,7 +116,11 @@ async def put_model_card(
     )
 
 
-@router.get("/api/v1/models/{model}/versions/{version}/card")
+@router.get(
+    "/api/v1/models/{model}/versions/{version}/card",
+    response_model=CardOut,
+    response_model_exclude_unset=True,
+)
 async def model_card(model: Name, version: Name, engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return the card of a model version."""
     got = await read(engine, get_card, model=model, version=version)
@@ -147,7 +129,12 @@ async def model_card(model: Name, version: Name, engine: EngineDep, _reader: Rea
     return got
 
 
-@router.post("/api/v1/models/{model}/instances", status_code=201)
+@router.post(
+    "/api/v1/models/{model}/instances",
+    status_code=201,
+    response_model=InstanceOut,
+    response_model_exclude_unset=True,
+)
 async def create_instance(
     model: Name, body: InstanceIn, engine: EngineDep, token: WriterDep
 ) -> dict:
@@ -158,7 +145,7 @@ async def create_instance(
     return await write(engine, add_instance, model=model, instance=fields, now=now())
 
 
-@router.get("/api/v1/impact")
+@router.get("/api/v1/impact", response_model=ImpactOut, response_model_exclude_unset=True)
 async def impact_review(service: QueryName, engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return the model versions and instances that depend on a shared service."""
     return await read(engine, impact, service=service)

@@ -19,6 +19,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from correlator.api.auth import require_reader
 from correlator.api.read_limits import ReadLimits, bounded_read, read_limits
+from correlator.api.schemas.promql import QueryError, QueryOut
 from correlator.promql.evaluate import EvalError, Raw, finite_or_name, run, steps_of
 from correlator.promql.plan import Node, Unsupported, parse_query
 from correlator.selector import Selector
@@ -32,6 +33,17 @@ MAX_RESOLUTION = 11_000  # points per series, as Prometheus
 EVAL_POINTS_PER_READ_POINT = 10
 FORM = "application/x-www-form-urlencoded"
 Param = Annotated[str | None, Query(description="as Prometheus' HTTP API (also a POST form)")]
+# No response_model here: answers and errors are Prometheus' own documents, built once with
+# orjson from the evaluator's arrays (up to 11,000 points a series, values as Prometheus
+# writes them) and returned as they are; errors come in the same envelope with 400, 422 or
+# 503. A response model would re-validate every point and answer errors in FastAPI's shape,
+# so these models only document the bodies (``responses``) and never touch them.
+ANSWERS: dict[int | str, dict] = {
+    200: {"model": QueryOut, "description": "the result, as Prometheus answers"},
+    400: {"model": QueryError, "description": "bad_data: a parameter or the query is refused"},
+    422: {"model": QueryError, "description": "execution: the query cannot be evaluated"},
+    503: {"model": QueryError, "description": "timeout: the read ran past its deadline"},
+}
 
 
 class BadParam(ValueError):
@@ -199,19 +211,19 @@ async def answer(request: Request, *, instant: bool) -> Response:
     return Response(body, media_type="application/json")
 
 
-@router.get("/api/v1/query")
+@router.get("/api/v1/query", responses=ANSWERS)
 async def instant_query(request: Request, query: Param = None, time: Param = None) -> Response:
     """Evaluate a PromQL query at one time (default: now), as Prometheus' /api/v1/query."""
     return await answer(request, instant=True)
 
 
-@router.post("/api/v1/query")
+@router.post("/api/v1/query", responses=ANSWERS)
 async def instant_query_form(request: Request) -> Response:
     """/api/v1/query with a form body (query, time), as Grafana sends it."""
     return await answer(request, instant=True)
 
 
-@router.post("/api/v1/query_range")
+@router.post("/api/v1/query_range", responses=ANSWERS)
 async def range_query_form(request: Request) -> Response:
     """/api/v1/query_range with a form body (query, start, end, step), as Grafana sends it.
 

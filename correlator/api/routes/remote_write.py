@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from collector.schema import BatchError
 from correlator.api.auth import IngestDep
+from correlator.api.schemas.ingest import WriteOut
 from correlator.api.wire_body import inflate, read_bytes
 from correlator.receivers.compression import BadEncoding, TooLarge, Unsupported
 from correlator.receivers.remote_write import decode_write_request
@@ -17,17 +17,6 @@ router = APIRouter(tags=["ingest"])
 PROTOBUF = "application/x-protobuf"
 # Remote write 2.0 names its message in the Content-Type; 1.0 names none or this one.
 V1_MESSAGES = frozenset({"", "prometheus.WriteRequest"})
-
-
-class WriteOut(BaseModel):
-    """What the request did (Prometheus reads only the status code)."""
-
-    series: int
-    samples: int
-    inserted: int
-    stale_markers: int
-    non_finite: int
-    native_histograms: int
 
 
 def check_content_type(value: str) -> None:

@@ -14,6 +14,7 @@ from correlator.api.deps import EngineDep, SourceDep
 from correlator.api.process_io import now, read
 from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.api.routes import promql
+from correlator.api.schemas.query import EventOut, SeriesList
 from correlator.bundle import Series, matrix_document
 from correlator.promsource import PromSourceError
 from correlator.selector import Selector, SelectorError, parse_selector
@@ -120,7 +121,7 @@ def _check_window(start: float, end: float) -> None:
         raise HTTPException(422, {"field": "end", "reason": "must not be before start"})
 
 
-@router.get("/api/v1/series")
+@router.get("/api/v1/series", response_model=SeriesList, response_model_exclude_unset=True)
 async def list_series(
     engine: EngineDep,
     source: SourceDep,
@@ -242,12 +243,18 @@ async def query_range(
 
 
 # Added after its definition to answer PromQL (``query``) too; see PromQLAware.
+# Its store read answers Prometheus' matrix as built bytes, like routes/promql.py (no
+# response_model, for the reason given there); only the success form is shared by both.
 router.add_api_route(
-    "/api/v1/query_range", query_range, methods=["GET"], route_class_override=PromQLAware
+    "/api/v1/query_range",
+    query_range,
+    methods=["GET"],
+    route_class_override=PromQLAware,
+    responses={200: promql.ANSWERS[200]},
 )
 
 
-@router.get("/api/v1/events")
+@router.get("/api/v1/events", response_model=list[EventOut], response_model_exclude_unset=True)
 async def events(
     engine: EngineDep,
     _reader: ReaderDep,

@@ -2,66 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from fastapi import APIRouter, Response
-from pydantic import Field, model_validator
 
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import (
-    Author,
-    Body,
-    Name,
-    Seconds,
-    Text200,
-    field_error,
-    not_found,
-    read,
-    who,
-    write,
-)
+from correlator.api.process_io import Name, field_error, not_found, read, who, write
+from correlator.api.schemas.slas import SlaBase, SlaIn, SlaOut, SlaPut
 from correlator.store.catalog import delete_sla as remove_sla
 from correlator.store.catalog import get_sla, list_slas, upsert_sla
 
 router = APIRouter(tags=["slas"])
-
-
-class SlaFields(Body):
-    """An SLA as in FORMAT.md, plus severity, the written document and its model."""
-
-    metric: str = Field(min_length=1, max_length=200, examples=["model_latency_p99_ms"])
-    labels: dict[str, Text200] = Field(default_factory=dict)
-    aggregate: Literal["max", "min", "mean", "sum"] = "max"
-    op: Literal[">", "<"] | None = None
-    threshold: float | None = Field(None, ge=-1e15, le=1e15)
-    for_seconds: float = Field(0, ge=0, le=1e7)
-    breach_start: Seconds | None = None
-    severity: Literal["critical", "major", "minor", "info"] = "major"
-    description: str = Field("", max_length=100_000, description="the SLA document (Markdown)")
-    model: Text200 | None = None
-    author: Author = None
-
-    @model_validator(mode="after")
-    def _op_and_threshold(self):
-        if (self.op is None) != (self.threshold is None):
-            missing = "threshold" if self.threshold is None else "op"
-            raise ValueError(
-                f"{missing} is required with {'op' if missing == 'threshold' else 'threshold'}"
-            )
-        return self
-
-
-class SlaIn(SlaFields):
-    """A new SLA."""
-
-    name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
-
-
-class SlaPut(SlaFields):
-    """An SLA replacing the one named in the path (the name may be repeated)."""
-
-    name: str | None = Field(None, max_length=200)
 
 
 def _store(*, conn, sla: dict) -> dict:
@@ -75,20 +25,22 @@ def _create(*, conn, sla: dict) -> dict | None:
     return _store(conn=conn, sla=sla)
 
 
-def _fields(body: SlaFields, token: str) -> dict:
+def _fields(body: SlaBase, token: str) -> dict:
     out = body.model_dump(exclude_none=True) | {"author": who(body.author, token)}
     if not out.get("model") and body.labels.get("model"):
         out["model"] = body.labels["model"]
     return out
 
 
-@router.get("/api/v1/slas")
+@router.get("/api/v1/slas", response_model=list[SlaOut], response_model_exclude_unset=True)
 async def slas(engine: EngineDep, _reader: ReaderDep) -> list[dict]:
     """Return every SLA."""
     return await read(engine, list_slas)
 
 
-@router.post("/api/v1/slas", status_code=201)
+@router.post(
+    "/api/v1/slas", status_code=201, response_model=SlaOut, response_model_exclude_unset=True
+)
 async def create_sla(body: SlaIn, engine: EngineDep, token: WriterDep) -> dict:
     """Add an SLA; 409 when the name is taken."""
     got = await write(engine, _create, sla=_fields(body, token))
@@ -97,7 +49,7 @@ async def create_sla(body: SlaIn, engine: EngineDep, token: WriterDep) -> dict:
     return got
 
 
-@router.get("/api/v1/slas/{name}")
+@router.get("/api/v1/slas/{name}", response_model=SlaOut, response_model_exclude_unset=True)
 async def sla(name: Name, engine: EngineDep, _reader: ReaderDep) -> dict:
     """Return one SLA."""
     got = await read(engine, get_sla, name=name)
@@ -106,7 +58,7 @@ async def sla(name: Name, engine: EngineDep, _reader: ReaderDep) -> dict:
     return got
 
 
-@router.put("/api/v1/slas/{name}")
+@router.put("/api/v1/slas/{name}", response_model=SlaOut, response_model_exclude_unset=True)
 async def put_sla(name: Name, body: SlaPut, engine: EngineDep, token: WriterDep) -> dict:
     """Create or replace the SLA of that name."""
     if body.name is not None and body.name != name:

@@ -1,0 +1,67 @@
+"""Change calendar bodies: the fields of a change, a new one, an update, the stored form."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from correlator.api.process_io import Author, Body, Seconds, Text200
+from correlator.api.schemas.base import Labels, Number, Ordered
+
+Kind = Literal["deploy", "config", "feature", "image", "capacity", "infra"]
+Team = Literal["algo", "infra"]
+Stage = Literal["offline_eval", "shadow", "canary", "full", "rollback"]
+
+
+class ChangeBase(Body):
+    """Fields of a change shared by create and update."""
+
+    person: Text200 | None = None
+    target: Text200 | None = Field(None, examples=["model:click_rank_v3"])
+    summary: str | None = Field(None, max_length=10_000)
+    labels: dict[str, Text200] | None = None
+    scope: str | None = Field(None, max_length=2000, description="impact scope in words")
+    planned_ts: Seconds | None = Field(None, description="when it is planned (unix seconds)")
+    ts: Seconds | None = Field(None, description="when it happened; null while planned")
+    rollout_stage: Stage | None = None
+    canary_percent: float | None = Field(None, ge=0, le=100)
+    version: str | None = Field(None, max_length=100)
+    author: Author = None
+
+
+class ChangeIn(ChangeBase):
+    """A new change; kind and owner team are required."""
+
+    id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
+    kind: Kind
+    owner: Team
+
+
+class ChangeUpdate(ChangeBase):
+    """A partial update of a change."""
+
+    kind: Kind | None = None
+    owner: Team | None = None
+
+
+class ChangeOut(Ordered):
+    """A stored change with its status and unplanned flag; outside facts (url, pipeline) stay."""
+
+    id: str
+    ts: Number | None = Field(description="when it happened (unix seconds); null while planned")
+    kind: str
+    target: str
+    summary: str
+    owner: str
+    labels: Labels
+    person: str | None
+    scope: str | None
+    rollout_stage: str | None
+    canary_percent: Number | None
+    version: str | None
+    author: str | None
+    planned_ts: Number | None = Field(description="when it is planned (unix seconds)")
+    registered_at: Number | None = Field(description="when it was registered (unix seconds)")
+    status: Literal["planned", "done"]
+    unplanned: bool = Field(description="done without being registered a day ahead")
