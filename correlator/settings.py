@@ -94,6 +94,12 @@ class ServiceSettings(BaseSettings):
     rollup_interval_seconds: float = 300.0
     rollup_lag_seconds: float = 300.0
     rollup_max_hours: int = 24
+    # Compaction (correlator/store/compaction.py): with each rollup pass, up to
+    # compaction_max_hours complete hours older than compaction_head_seconds (at least an
+    # hour) move from raw samples into compressed per-series chunks.
+    compaction_enabled: bool = True
+    compaction_head_seconds: float = 7200.0
+    compaction_max_hours: int = 24
 
     def reads_need_token(self) -> bool:
         """Return whether read endpoints require a bearer token."""

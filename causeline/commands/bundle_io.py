@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
 from causeline.cli import CliError
-from causeline.commands.common import add_database_option, parse_time, subparser
+from causeline.commands.common import Progress, add_database_option, parse_time, subparser
 
 
 def register(sub) -> None:
@@ -58,30 +56,6 @@ def register(sub) -> None:
     exp.set_defaults(func=export_cmd)
 
 
-class _Progress:
-    """Print a progress line to stderr when it is a terminal, else at most a few lines."""
-
-    def __init__(self, what: str):
-        self.what = what
-        self.tty = sys.stderr.isatty()
-        self.last = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        pct = 100 if total == 0 else int(100 * done / total)
-        if self.tty:
-            print(
-                f"\r{self.what}: {done:,}/{total:,} samples ({pct}%)",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-            if done >= total:
-                print(file=sys.stderr)
-        elif pct // 25 != self.last // 25 or done >= total:
-            print(f"{self.what}: {done:,}/{total:,} samples ({pct}%)", file=sys.stderr)
-        self.last = pct
-
-
 def _engine(url):
     from causeline.commands.db import ensure_schema
     from correlator.store.engine import make_engine, resolve_database_url
@@ -103,7 +77,7 @@ def import_cmd(args) -> int:
         raise CliError(f"{exc}; nothing was imported") from exc
     engine = _engine(args.database_url)
     try:
-        summary = import_bundle(engine=engine, bundle=bundle, progress=_Progress("importing"))
+        summary = import_bundle(engine=engine, bundle=bundle, progress=Progress("importing"))
     finally:
         engine.dispose()
     print(

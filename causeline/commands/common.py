@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 import time
 from datetime import UTC, datetime
 
@@ -167,3 +168,28 @@ def database_unreachable(exc: BaseException, url: str) -> str | None:
         f"cannot open the database {shown} ({reason}): check that {where} "
         "(--database-url or $CAUSELINE_DATABASE_URL)"
     )
+
+
+class Progress:
+    """Print a progress line to stderr when it is a terminal, else at most a few lines."""
+
+    def __init__(self, what: str, unit: str = "samples"):
+        self.what = what
+        self.unit = unit
+        self.tty = sys.stderr.isatty()
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        pct = 100 if total == 0 else int(100 * done / total)
+        if self.tty:
+            print(
+                f"\r{self.what}: {done:,}/{total:,} {self.unit} ({pct}%)",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+            if done >= total:
+                print(file=sys.stderr)
+        elif pct // 25 != self.last // 25 or done >= total:
+            print(f"{self.what}: {done:,}/{total:,} {self.unit} ({pct}%)", file=sys.stderr)
+        self.last = pct

@@ -1,9 +1,9 @@
-"""``causeline db upgrade``: build or upgrade the schema through the migrations."""
+"""``causeline db``: upgrade the schema, apply retention, compact samples into chunks."""
 
 from __future__ import annotations
 
 from causeline.cli import CliError
-from causeline.commands.common import add_database_option, subparser
+from causeline.commands.common import Progress, add_database_option, subparser
 
 
 def register(sub) -> None:
@@ -34,6 +34,21 @@ def register(sub) -> None:
     )
     ret.add_argument("--dry-run", action="store_true", help="print what would go; change nothing")
     ret.set_defaults(func=retain)
+    com = subparser(
+        actions,
+        "compact",
+        "move raw samples older than the head into compressed chunks, an hour at a time "
+        "(safe to stop and run again)",
+        "causeline db compact --head-hours 2",
+    )
+    add_database_option(com)
+    com.add_argument(
+        "--head-hours",
+        type=float,
+        default=None,
+        help="hours of recent samples left raw (default: the service's, 2; at least 1)",
+    )
+    com.set_defaults(func=compact_cmd)
 
 
 def _engine(url):
@@ -93,6 +108,29 @@ def retain(args) -> int:
     finally:
         engine.dispose()
     print(json.dumps(report.as_dict(), indent=2))
+    return 0
+
+
+def compact_cmd(args) -> int:
+    """Compact every pending hour, with progress; print what was done as JSON."""
+    import json
+
+    from correlator.settings import ServiceSettings
+    from correlator.store.compaction import compact
+
+    head = args.head_hours * 3600 if args.head_hours else ServiceSettings().compaction_head_seconds
+    progress = Progress("compacting", unit="hours")
+    engine = _engine(args.database_url)
+    try:
+        report = compact(
+            engine=engine,
+            head_seconds=head,
+            max_hours=10**9,
+            progress=lambda done, total, _report: progress(done, total),
+        )
+    finally:
+        engine.dispose()
+    print(json.dumps({k: v for k, v in report.as_dict().items() if k != "hours"}, indent=2))
     return 0
 
 

@@ -220,6 +220,7 @@ def load_demo(database_url: str, *, hours: float = 6.0, end: float | None = None
     """Store the demo incident; return its model, window and breach."""
     from causeline.demo import MODEL, SLA_NAME, breach_window, demo_bundle
     from correlator.store.bundles import import_bundle
+    from correlator.store.compaction import compact
     from correlator.store.engine import make_engine
     from correlator.store.rollups import roll_up
 
@@ -227,8 +228,10 @@ def load_demo(database_url: str, *, hours: float = 6.0, end: float | None = None
     engine = make_engine(database_url)
     try:
         import_bundle(engine=engine, bundle=bundle)
-        # As a service that has run for a while would have: wide board windows read these.
+        # As a service that has run for a while would have: hours past the two-hour head in
+        # compressed chunks, the rest rolled up for wide board windows.
         roll_up(engine=engine, max_hours=int(hours) + 1)
+        compact(engine=engine, max_hours=int(hours) + 1)
     finally:
         engine.dispose()
     last = max(float(s.ts[-1]) for s in bundle.series)

@@ -44,7 +44,7 @@ from correlator.promsource import source_from_settings
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
 from correlator.store.ingest import SeriesCache
-from correlator.store.retention import run_retention_job
+from correlator.store.retention import periodic, run_retention_job
 
 ROUTERS = [
     health.router,
@@ -117,7 +117,7 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
                 alert_worker.run(settings.alert_worker_interval_seconds)
             )
         retention_task = None
-        if settings.retention_enabled or settings.rollup_enabled:
+        if settings.retention_enabled or periodic(settings):
             retention_task = asyncio.create_task(
                 run_retention_job(engine, settings=settings, holder=_app.state.evaluator_holder)
             )

@@ -6,7 +6,8 @@ increments up to t. A point whose (series, t) is already stored is a resent one 
 nothing, so retries never double-count. A point older than stored ones (exports that arrive
 out of order) also raises the stored totals after it, up to ``LOOKBACK_HOURS`` later. On
 PostgreSQL the series rows are locked for the transaction, so concurrent writers of one
-series take turns.
+series take turns. Where the points fall in compacted hours, the series' chunks from there
+on go back to raw first (``compaction.thaw``), since stored totals may change.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, bindparam, text
 
 from collector.schema import SeriesBatch
-from correlator.store.rollup_state import HOUR_MS, mark_late
-from correlator.store.samples import Row
+from correlator.store.chunks import latest_before
+from correlator.store.compaction import thaw
+from correlator.store.rollup_state import HOUR_MS, late_cut, mark_late
+from correlator.store.samples import Row, insert_rows
 
 # How far back a total is looked for (the raw retention default: older ones have left the raw
 # table), and how far after a late point stored totals are raised.
@@ -32,7 +35,7 @@ _PRESENT = text(
     "SELECT ts FROM samples WHERE hour IN :hours AND series_id = :sid AND ts IN :stamps"
 ).bindparams(bindparam("hours", expanding=True), bindparam("stamps", expanding=True))
 _BEFORE = text(
-    "SELECT value FROM samples WHERE hour IN :hours AND series_id = :sid AND ts < :ts "
+    "SELECT ts, value FROM samples WHERE hour IN :hours AND series_id = :sid AND ts < :ts "
     "ORDER BY hour DESC, ts DESC LIMIT 1"
 ).bindparams(bindparam("hours", expanding=True))
 _AFTER = text(
@@ -68,6 +71,17 @@ def _total(value: float | None) -> float:
     return 0.0 if value is None or math.isnan(value) else value
 
 
+def _level_before(conn: Connection, sid: int, ms: int) -> float:
+    """Return the series' stored total just before ``ms``, raw or chunked (0 when none)."""
+    hour = ms // HOUR_MS
+    back = list(range(hour, hour - LOOKBACK_HOURS - 1, -1))
+    raw = conn.execute(_BEFORE, {"hours": back, "sid": sid, "ts": ms}).first()
+    held = latest_before(conn=conn, series_id=sid, ms=ms, first_hour=hour - LOOKBACK_HOURS)
+    if held is not None and (raw is None or held[0] > raw[0]):
+        return _total(held[1])
+    return _total(None if raw is None else raw[1])
+
+
 def cumulate(
     *, conn: Connection, ids: Sequence[int], series: Sequence[SeriesBatch], now: float | None = None
 ) -> list[Row]:
@@ -77,14 +91,22 @@ def cumulate(
     rows: list[Row] = []
     fixes: list[dict] = []
     top = int((time.time() if now is None else now) * 1000) // HOUR_MS + 1
+    cut = late_cut(now)
     for sid, s in zip(ids, series, strict=True):
-        new = _new_points(conn, sid, _points(s))
+        points = _points(s)
+        if points and min(points) // HOUR_MS < cut:  # stored totals there may be chunked
+            thaw(
+                conn=conn,
+                series_id=sid,
+                from_hour=min(points) // HOUR_MS,
+                insert=lambda moved: insert_rows(conn=conn, rows=moved),
+            )
+        new = _new_points(conn, sid, points)
         if not new:
             continue
         first = new[0][0]
         hour = first // HOUR_MS
-        back = list(range(hour, hour - LOOKBACK_HOURS - 1, -1))
-        level = _total(conn.execute(_BEFORE, {"hours": back, "sid": sid, "ts": first}).scalar())
+        level = _level_before(conn, sid, first)
         ahead = list(range(hour, min(max(top, new[-1][0] // HOUR_MS), hour + LOOKBACK_HOURS) + 1))
         later = conn.execute(_AFTER, {"hours": ahead, "sid": sid, "ts": first}).all()
         added, i = 0.0, 0

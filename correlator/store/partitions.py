@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+import psycopg
 from sqlalchemy import Connection
 
 DAY_HOURS = 24
@@ -164,3 +165,42 @@ def prepare_for_rows(*, conn: Connection, first_hour: int, last_hour: int) -> No
             cur.execute("SELECT set_config('lock_timeout', %s, true)", (previous,))
     with _guard:
         _known.setdefault(key, set()).update(days)
+
+
+def truncate_empty_days(*, conn: Connection, before_day: int) -> list[int]:
+    """Give back the files of partitions before ``before_day`` that hold no rows; return them.
+
+    Compaction empties past days by DELETE, which leaves index pages behind after VACUUM;
+    TRUNCATE frees them. Only partitions with files are looked at, so a truncated one costs
+    nothing on the next pass.
+    """
+    if not is_partitioned(conn=conn):
+        return []
+    names = conn.exec_driver_sql(
+        "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+        "WHERE i.inhparent = 'samples'::regclass AND pg_relation_size(c.oid) > 0"
+    ).scalars()
+    days = sorted(d for d in (day_of(n) for n in names) if d is not None and d < before_day)
+    return [d for d in days if _truncate_if_empty(conn, partition_name(d))]
+
+
+def _truncate_if_empty(conn: Connection, name: str) -> bool:
+    """Truncate a partition holding no rows, without waiting for its lock.
+
+    A reader or a late writer there now means the next pass tries again.
+    """
+    raw = conn.connection.driver_connection
+    with raw.cursor() as cur:
+        cur.execute("SAVEPOINT samples_truncate")
+        try:
+            cur.execute(f"LOCK TABLE {name} IN ACCESS EXCLUSIVE MODE NOWAIT")
+            cur.execute(f"SELECT 1 FROM {name} LIMIT 1")
+            if cur.fetchone() is not None:
+                cur.execute("ROLLBACK TO SAVEPOINT samples_truncate")
+                return False
+            cur.execute(f"TRUNCATE {name}")
+            cur.execute("RELEASE SAVEPOINT samples_truncate")
+            return True
+        except psycopg.errors.LockNotAvailable:
+            cur.execute("ROLLBACK TO SAVEPOINT samples_truncate")
+            return False

@@ -1,5 +1,7 @@
 """Retention and downsampling: roll raw samples up to 1-minute rows, then drop them.
 
+Raw here means raw and chunked (``store/chunks.py``): both go at the same cutoff.
+
 Raw samples are kept ``raw_days`` whole UTC days back from today (so between N and N + 1
 days): every row with ``hour < raw_cutoff_hour`` is first rolled up into ``samples_1m``
 (min, max, sum and count of the non-NaN values of each minute) and then removed, by
@@ -20,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 
 from sqlalchemy import Connection, Engine
 
+from correlator.store import chunks
+from correlator.store.compaction import compact
 from correlator.store.engine import write_transaction
 from correlator.store.lease import take_lease
 from correlator.store.partitions import (
@@ -76,9 +80,22 @@ def rollup_hours(*, conn: Connection, lo: int, hi: int) -> int:
 
 
 def _first_hour(conn: Connection, at_least: int = 0) -> int | None:
-    return conn.exec_driver_sql(
+    """Return the first hour at or after ``at_least`` holding raw or chunked samples."""
+    raw = conn.exec_driver_sql(
         f"SELECT MIN(hour) FROM samples WHERE hour >= {int(at_least)}"
     ).scalar()
+    held = chunks.first_hour(conn=conn, at_least=at_least)
+    return min((h for h in (raw, held) if h is not None), default=None)
+
+
+def _drop_chunks(conn: Connection, lo: int, hi: int) -> int:
+    """Delete the chunks starting in hours [lo, hi); return the samples they held."""
+    held = conn.exec_driver_sql(
+        "SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks "
+        f"WHERE hour >= {int(lo)} AND hour < {int(hi)}"
+    ).scalar()
+    conn.exec_driver_sql(f"DELETE FROM sample_chunks WHERE hour >= {int(lo)} AND hour < {int(hi)}")
+    return int(held)
 
 
 def _count(conn: Connection, table: str, below: int) -> int:
@@ -104,7 +121,9 @@ def run_retention(
         partitioned = is_partitioned(conn=conn)
         days = list_partitions(conn=conn)
         if dry_run:
-            report.deleted_raw_rows = _count(conn, "samples", raw_cut)
+            report.deleted_raw_rows = _count(conn, "samples", raw_cut) + chunks.sample_count(
+                conn=conn, below_hour=raw_cut
+            )
             report.deleted_rollup_rows = _count(conn, "samples_1m", report.rollup_cutoff_hour)
             report.dropped_partitions = [
                 partition_name(d) for d in days if (d + 1) * DAY_HOURS <= raw_cut
@@ -125,6 +144,9 @@ def run_retention(
                 )
                 report.deleted_raw_rows += _count_partition(conn, partition_name(day))
                 drop_partition(conn=conn, day=day)
+                report.deleted_raw_rows += _drop_chunks(
+                    conn, day * DAY_HOURS, (day + 1) * DAY_HOURS
+                )
             report.dropped_partitions.append(partition_name(day))
             if renew:
                 renew()
@@ -139,7 +161,7 @@ def run_retention(
             deleted = conn.exec_driver_sql(
                 f"DELETE FROM samples WHERE hour >= {first} AND hour < {hi}"
             ).rowcount
-            report.deleted_raw_rows += deleted
+            report.deleted_raw_rows += deleted + _drop_chunks(conn, first, hi)
         if renew:
             renew()
     with write_transaction(engine) as conn:
@@ -160,9 +182,14 @@ def _lease_seconds(settings) -> float:
     return max(settings.lease_seconds, 2 * _interval(settings))
 
 
+def periodic(settings) -> bool:
+    """Return whether passes run every rollup interval (rollups or compaction enabled)."""
+    return settings.rollup_enabled or settings.compaction_enabled
+
+
 def _interval(settings) -> float:
     """Return the time between passes: the rollup interval when rollups run, else retention's."""
-    if settings.rollup_enabled:
+    if periodic(settings):
         return min(settings.rollup_interval_seconds, settings.retention_interval_seconds)
     return settings.retention_interval_seconds
 
@@ -176,10 +203,11 @@ def maintain_once(
     retention: bool = True,
     now: float | None = None,
 ) -> dict | None:
-    """Under the retention lease, roll up pending hours, then run retention, each if asked.
+    """Under the retention lease, roll up and compact pending hours, then run retention.
 
-    ``rollup`` defaults to ``settings.rollup_enabled``. Return what was done, or None when
-    another process holds the lease.
+    ``rollup`` asks for the periodic part: rollups (when ``settings.rollup_enabled``; by
+    default then) and compaction (when ``settings.compaction_enabled``). Return what was
+    done, or None when another process holds the lease.
     """
     seconds = _lease_seconds(settings)
 
@@ -192,13 +220,21 @@ def maintain_once(
     if not held:
         return None
     done: dict = {}
-    if settings.rollup_enabled if rollup is None else rollup:
+    if settings.rollup_enabled if rollup is None else (rollup and settings.rollup_enabled):
         done["rollup"] = roll_up(
             engine=engine,
             now=now,
             lag_seconds=settings.rollup_lag_seconds,
             max_hours=settings.rollup_max_hours,
         ).as_dict()
+    if (rollup is None or rollup) and settings.compaction_enabled:
+        done["compaction"] = compact(
+            engine=engine,
+            now=now,
+            head_seconds=settings.compaction_head_seconds,
+            max_hours=settings.compaction_max_hours,
+        ).as_dict()
+        renew()
     if retention:
         done["retention"] = run_retention(
             engine=engine,
@@ -217,16 +253,16 @@ def retain_once(*, engine: Engine, settings, holder: str, now: float | None = No
 
 
 async def run_retention_job(engine: Engine, *, settings, holder: str) -> None:
-    """Roll up and apply retention (each when enabled) under the lease until cancelled.
+    """Roll up, compact and apply retention (each when enabled) under the lease until cancelled.
 
-    Retention runs at once and every ``retention_interval_seconds``; rollups every
-    ``rollup_interval_seconds``, the first pass one interval after start.
+    Retention runs at once and every ``retention_interval_seconds``; rollups and compaction
+    every ``rollup_interval_seconds``, the first pass one interval after start.
     """
     next_rollup = time.monotonic() + settings.rollup_interval_seconds
     next_retention = time.monotonic()
     while True:
         now = time.monotonic()
-        rollup = settings.rollup_enabled and now >= next_rollup
+        rollup = periodic(settings) and now >= next_rollup
         retention = settings.retention_enabled and now >= next_retention
         if rollup or retention:
             try:
@@ -246,6 +282,6 @@ async def run_retention_job(engine: Engine, *, settings, holder: str) -> None:
                 next_rollup = time.monotonic() + settings.rollup_interval_seconds
             if retention:
                 next_retention = time.monotonic() + settings.retention_interval_seconds
-        wait = [next_rollup] if settings.rollup_enabled else []
+        wait = [next_rollup] if periodic(settings) else []
         wait += [next_retention] if settings.retention_enabled else []
         await asyncio.sleep(max(min(wait) - time.monotonic(), 0.05) if wait else 3600)

@@ -5,7 +5,9 @@ sample came since; a read with a step of a minute or more then serves it from th
 Ingest turns a rolled hour STALE in its own transaction, so a late sample is read from raw
 until the rollup job (``correlator.store.rollups``) rebuilds the hour. EXPIRED hours lost
 their raw samples to retention; EXPIRED_LATE ones got late raw samples since, read beside
-the rollups until retention merges them in.
+the rollups until retention merges them in. COMPACTED hours live in compressed chunks
+(``correlator.store.chunks``), which answer reads themselves: their rollups are dropped,
+and retention rolls them up again before their samples go.
 
 Ingest and the job take the hour's row lock by upsert (ingest) and by a final conditional
 UPDATE (the job), so an hour never ends up ROLLED without a sample committed concurrently.
@@ -21,7 +23,7 @@ from sqlalchemy import Connection
 
 HOUR_MS = 3_600_000
 MINUTE_MS = 60_000
-STALE, ROLLED, EXPIRED, EXPIRED_LATE, BUILDING = 0, 1, 2, 3, 4
+STALE, ROLLED, EXPIRED, EXPIRED_LATE, BUILDING, COMPACTED = 0, 1, 2, 3, 4, 5
 SERVED = (ROLLED, EXPIRED, EXPIRED_LATE)  # hours whose minutes samples_1m holds
 # Ingest marks hours that ended this long ago; the job rolls up only hours ended longer ago
 # (at least MIN_LAG_S), so clocks of replicas may differ by the gap between the two.

@@ -1,10 +1,10 @@
-"""The rollup job: rebuild the 1-minute rollups of each complete hour of raw samples.
+"""The rollup job: rebuild the 1-minute rollups of each complete hour of samples.
 
 A pass rolls up, newest first, at most ``max_hours`` hours that ended ``lag_seconds`` ago
 and are not ROLLED (new, STALE after a late sample, or left BUILDING by a crash). Each hour
-is rebuilt from its raw samples, never incremented, so replayed ingest and repeated passes
-change nothing. The service runs a pass under the retention lease (``maintain_once`` in
-``correlator.store.retention``); ``roll_up`` runs one on demand.
+is rebuilt from its raw and chunked samples, never incremented, so replayed ingest and
+repeated passes change nothing. The service runs a pass under the retention lease
+(``maintain_once`` in ``correlator.store.retention``); ``roll_up`` runs one on demand.
 """
 
 from __future__ import annotations
@@ -13,15 +13,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from sqlalchemy import Connection, Engine
+import numpy as np
+from sqlalchemy import Connection, Engine, text
 
+from correlator.store import chunks
 from correlator.store.engine import write_transaction
 from correlator.store.rollup_state import (
     BUILDING,
+    COMPACTED,
     EXPIRED,
     EXPIRED_LATE,
     HOUR_MS,
     MIN_LAG_S,
+    MINUTE_MS,
     ROLLED,
     hour_states,
 )
@@ -52,7 +56,11 @@ _TOTAL = (
     'CASE WHEN samples_1m."sum" IS NULL THEN excluded."sum" '
     'WHEN excluded."sum" IS NULL THEN samples_1m."sum" ELSE samples_1m."sum" + excluded."sum" END'
 )
-DONE = (ROLLED, EXPIRED, EXPIRED_LATE)
+DONE = (ROLLED, EXPIRED, EXPIRED_LATE, COMPACTED)  # hours a pass leaves alone
+_INSERT = text(
+    'INSERT INTO samples_1m (hour, series_id, ts, "min", "max", "sum", "count") '
+    "VALUES (:hour, :series_id, :ts, :min, :max, :sum, :count) " + _REPLACE
+)
 
 
 @dataclass
@@ -74,12 +82,80 @@ def _list(hours: Sequence[int]) -> str:
 
 
 def rebuild_hours(*, conn: Connection, hours: Sequence[int]) -> int:
-    """Replace the rollups of these hours by those of their raw samples; return minutes written."""
+    """Replace the rollups of these hours by those of their samples; return minutes written.
+
+    Hours without chunks roll up in the database; chunked ones (``store/chunks.py``) here.
+    """
     if not hours:
         return 0
     conn.exec_driver_sql(f"DELETE FROM samples_1m WHERE hour IN ({_list(hours)})")
-    result = conn.exec_driver_sql(_SELECT.format(hours=_list(hours)) + _REPLACE)
-    return max(result.rowcount, 0)
+    chunked = chunks.chunked_hours(conn=conn, hours=hours)
+    plain = [h for h in hours if h not in chunked]
+    written = 0
+    if plain:
+        result = conn.exec_driver_sql(_SELECT.format(hours=_list(plain)) + _REPLACE)
+        written += max(result.rowcount, 0)
+    for hour in sorted(chunked):
+        written += _rebuild_chunked(conn, hour)
+    return written
+
+
+def minute_rows(hour: int, arr: np.ndarray) -> list[dict]:
+    """Return samples_1m rows of (series_id, ms, value) rows of one hour sorted by both.
+
+    As the database does it: NaN is not counted; a minute of NaN only has count 0.
+    """
+    minute = arr[:, 1] // MINUTE_MS * MINUTE_MS
+    new = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(minute) != 0)]
+    starts = np.flatnonzero(new)
+    values = arr[:, 2]
+    nan = np.isnan(values)
+    count = np.add.reduceat((~nan).astype(np.int64), starts)
+    low = np.fmin.reduceat(values, starts)
+    high = np.fmax.reduceat(values, starts)
+    with np.errstate(invalid="ignore"):  # inf and -inf in one minute: NaN, as SQL's SUM
+        total = np.add.reduceat(np.where(nan, 0.0, values), starts)
+    return [
+        {
+            "hour": hour,
+            "series_id": int(arr[i, 0]),
+            "ts": int(minute[i]),
+            "min": float(lo) if n else None,
+            "max": float(hi) if n else None,
+            "sum": float(t) if n else None,
+            "count": int(n),
+        }
+        for i, lo, hi, t, n in zip(
+            starts.tolist(),
+            low.tolist(),
+            high.tolist(),
+            total.tolist(),
+            count.tolist(),
+            strict=True,
+        )
+    ]
+
+
+def _rebuild_chunked(conn: Connection, hour: int) -> int:
+    """Roll up one hour from its chunks and raw samples; return minutes written."""
+    ids = [
+        r[0]
+        for r in conn.exec_driver_sql(
+            "SELECT DISTINCT series_id FROM sample_chunks "
+            f"WHERE hour >= {chunks.day_start(hour)} AND hour <= {int(hour)} "
+            f"AND end_hour >= {int(hour)}"
+        )
+    ]
+    window = (hour * HOUR_MS, (hour + 1) * HOUR_MS - 1)
+    held = chunks.window_array(conn=conn, series_ids=ids, hours=[hour], window=window)
+    arr = np.concatenate([held, chunks.raw_array(conn=conn, hours=[hour])])
+    if not len(arr):
+        return 0
+    arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
+    twin = np.r_[False, (np.diff(arr[:, 0]) == 0) & (np.diff(arr[:, 1]) == 0)]
+    rows = minute_rows(hour, arr[~twin])
+    conn.execute(_INSERT, rows)
+    return len(rows)
 
 
 def merge_hours(*, conn: Connection, hours: Sequence[int]) -> int:
@@ -97,7 +173,9 @@ def merge_hours(*, conn: Connection, hours: Sequence[int]) -> int:
 
 def pending_hours(*, conn: Connection, end_hour: int) -> list[int]:
     """Return the hours before end_hour, from the first raw one, not rolled up; newest first."""
-    first = conn.exec_driver_sql("SELECT MIN(hour) FROM samples").scalar()
+    raw = conn.exec_driver_sql("SELECT MIN(hour) FROM samples").scalar()
+    held = chunks.first_hour(conn=conn)
+    first = min((h for h in (raw, held) if h is not None), default=None)
     if first is None or first >= end_hour:
         return []
     states = hour_states(conn=conn, first=first, last=end_hour - 1)

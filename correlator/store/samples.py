@@ -18,6 +18,7 @@ import numpy as np
 import psycopg
 from sqlalchemy import Connection
 
+from correlator.store import chunks
 from correlator.store.bounds import TooManyPoints, check_deadline
 from correlator.store.partitions import prepare_for_rows
 from correlator.store.rollup_state import HOUR_MS, MINUTE_MS, Part, late_cut, mark_late, read_parts
@@ -71,11 +72,24 @@ def sample_rows(
 def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
     """Insert rows (as from ``sample_rows``), skipping stored ones; return how many were new.
 
+    Rows a chunk holds count as stored (``correlator.store.chunks``).
     New rows in an hour that ended a while ago mark it late (``rollup_state.mark_late``) in
     this transaction, so reads take it from raw until the rollup job rebuilds it.
     """
     if not rows:
         return 0
+    cut = late_cut()
+    late = rows[0][0] < cut  # fresh data (the usual batch) costs no query
+    if late:
+        # Compaction may have moved the hour into chunks: wait for it, drop what they hold.
+        chunks.lock_chunks(conn=conn, shared=True)
+        held = chunks.held_keys(
+            conn=conn, rows=rows[: bisect_right(rows, cut - 1, key=itemgetter(0))]
+        )
+        if held:
+            rows = [r for r in rows if (r[1], r[2]) not in held]
+            if not rows:
+                return 0
     raw = conn.connection.driver_connection
     if conn.dialect.name == "postgresql":
         # Rows come sorted by hour (sample_rows): the first and last give the day range.
@@ -88,8 +102,7 @@ def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
             inserted = cur.rowcount
         finally:
             cur.close()
-    cut = late_cut()
-    if inserted and rows[0][0] < cut:  # fresh data (the usual batch) costs no query
+    if inserted and late:
         mark_late(conn=conn, hours=_hours_before(rows, cut))
     return inserted
 
@@ -271,6 +284,18 @@ def _extremes(arr: np.ndarray, step_ms: int) -> np.ndarray:
     return out
 
 
+def _chunk_rows(conn: Connection, ids: list[int], part: Part, step_ms: int | None) -> np.ndarray:
+    """Return chunked samples of a raw part as ``_fetch`` would."""
+    skip = set(part.skip)
+    hours = [h for h in part.hours if h not in skip]
+    arr = chunks.window_array(conn=conn, series_ids=ids, hours=hours, window=part.window)
+    if step_ms:  # like the database: NaN left out, each bucket's lowest and highest
+        arr = arr[~np.isnan(arr[:, 2])]
+        if len(arr):
+            arr = _extremes(arr, step_ms)
+    return arr
+
+
 def read_range(
     *,
     conn: Connection,
@@ -303,21 +328,39 @@ def read_range(
     # With a step, a bucket's lowest and highest sample come as two rows, maybe one sample.
     budget = None if max_points is None else max_points * (2 if step_ms else 1)
     rows: list = []
+    chunked: list[np.ndarray] = []  # first: a chunk's sample wins over a raw twin
     for part in parts:
+        if part.table == "samples":
+            check_deadline(deadline)
+            left = None if budget is None else budget - len(rows)
+            found = _chunk_rows(conn, ids, part, step_ms)
+            if left is not None and len(found) > left:
+                raise TooManyPoints(max_points)
+            if len(found):
+                chunked.append(found)
+                budget = None if budget is None else budget - len(found)
         for i in range(0, len(ids), CHUNK):
             check_deadline(deadline)
             left = None if budget is None else budget - len(rows) + 1
             rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], part, step_ms, left))
             if budget is not None and len(rows) > budget:
                 raise TooManyPoints(max_points)
-    if not rows:
+    if not rows and not chunked:
         return {}
     if step_ms:  # no NULL values: the fast path
         arr = np.fromiter(chain.from_iterable(rows), np.float64, 3 * len(rows)).reshape(-1, 3)
     else:
-        arr = np.array(rows, dtype=np.float64)  # None becomes NaN
-    arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
-    if minutes:
+        arr = np.array(rows, dtype=np.float64).reshape(-1, 3)  # None becomes NaN
+    # Chunks alone (a window wholly compacted) come sorted and, with a step, reduced.
+    merge = len(chunked) > 1 or (chunked and len(rows) > 0)
+    if chunked:
+        arr = np.concatenate([*chunked, arr])
+    if not chunked or merge:
+        arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]  # stable: chunk rows first among twins
+    if merge and not step_ms:
+        twin = np.r_[False, (np.diff(arr[:, 0]) == 0) & (np.diff(arr[:, 1]) == 0)]
+        arr = arr[~twin]
+    if minutes or (merge and step_ms):
         arr = _extremes(arr, step_ms)
     if step_ms:  # a bucket's min and max may be the same sample
         keep = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(arr[:, 1]) != 0)]
@@ -334,13 +377,19 @@ def read_range(
 
 
 def time_bounds(*, conn: Connection) -> tuple[float, float] | None:
-    """Return the first and last stored sample time in unix seconds, or None when empty."""
+    """Return the first and last stored sample time (raw or chunked), unix seconds, or None."""
     lo = conn.exec_driver_sql(
         "SELECT MIN(ts) FROM samples WHERE hour = (SELECT MIN(hour) FROM samples)"
     ).scalar()
+    hi = None
+    if lo is not None:
+        hi = conn.exec_driver_sql(
+            "SELECT MAX(ts) FROM samples WHERE hour = (SELECT MAX(hour) FROM samples)"
+        ).scalar()
+    held = chunks.chunk_bounds(conn=conn)
+    if held is not None:
+        lo = held[0] if lo is None else min(lo, held[0])
+        hi = held[1] if hi is None else max(hi, held[1])
     if lo is None:
         return None
-    hi = conn.exec_driver_sql(
-        "SELECT MAX(ts) FROM samples WHERE hour = (SELECT MAX(hour) FROM samples)"
-    ).scalar()
     return lo / 1000.0, hi / 1000.0

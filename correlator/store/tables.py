@@ -63,6 +63,24 @@ class Sample(Base):
     __table_args__ = ({"sqlite_with_rowid": False},)
 
 
+class SampleChunk(Base):
+    """A series' samples of hours [hour, end_hour] of one UTC day, compressed (store/chunks.py).
+
+    ``ts`` and ``value`` are pcodec blobs of ms timestamps and float64 values (NaN kept).
+    """
+
+    __tablename__ = "sample_chunks"
+    series_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    hour: Mapped[int] = mapped_column(Integer, primary_key=True, index=True)
+    end_hour: Mapped[int] = mapped_column(Integer)
+    first_ts: Mapped[int] = mapped_column(BigInteger)
+    last_ts: Mapped[int] = mapped_column(BigInteger)
+    n_samples: Mapped[int] = mapped_column(Integer)
+    ts: Mapped[bytes] = mapped_column(LargeBinary)
+    value: Mapped[bytes] = mapped_column(LargeBinary)
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+
 class Event(Base):
     """A point event on the timeline (GPU XID, failed synthetic check, outside alert)."""
 

@@ -60,3 +60,31 @@ def test_deltas_and_levels_in_one_batch(engine):
     )
     assert (result.series, result.samples, result.inserted) == (2, 3, 3)
     assert sorted(v for _, v in _stored(engine)) == [2.0, 4.0, 7.0]
+
+
+def _all(engine) -> list[tuple[float, float]]:
+    """Return every stored (t, value), raw or chunked, as a read sees them."""
+    from correlator.store.samples import read_range
+
+    with engine.connect() as conn:
+        data = read_range(conn=conn, series_ids=[1], start=T - 86_400, end=T + 86_400)
+    return [(t - T, v) for t, v in zip(data[1].ts.tolist(), data[1].values.tolist(), strict=True)]
+
+
+def test_deltas_into_compacted_hours_count_once_and_build_on_chunked_totals(engine):
+    from correlator.store.compaction import compact
+
+    _store(engine, [(10, 1.0), (20, 2.0), (4000, 3.0)])  # two hours, an hour apart
+    assert compact(engine=engine, head_seconds=3600).samples == 3
+    assert _stored(engine) == []  # all in chunks now
+    assert _all(engine) == [(10, 1.0), (20, 3.0), (4000, 6.0)]
+    # Resent: nothing changes. New after the chunked total: builds on it.
+    assert _store(engine, [(10, 1.0), (4000, 3.0)]).inserted == 0
+    assert _store(engine, [(8000, 4.0)]).inserted == 1
+    assert _all(engine)[-1] == (8000, 10.0)
+    # Late, inside a chunked hour: the totals after it, chunked ones too, go up once.
+    assert _store(engine, [(15, 5.0)]).inserted == 1
+    assert _all(engine) == [(10, 1.0), (15, 6.0), (20, 8.0), (4000, 11.0), (8000, 15.0)]
+    assert _store(engine, [(15, 5.0)]).inserted == 0
+    compact(engine=engine, head_seconds=3600)
+    assert _all(engine) == [(10, 1.0), (15, 6.0), (20, 8.0), (4000, 11.0), (8000, 15.0)]

@@ -1,0 +1,243 @@
+"""Compressed chunks of samples: one row per series per span of hours within a UTC day.
+
+A chunk (``sample_chunks``) holds one series' samples of hours ``hour`` to ``end_hour``,
+both in one UTC day, as two ``codec`` blobs. The compaction job
+(``correlator.store.compaction``) moves complete hours from raw ``samples`` into chunks.
+A late sample for a compacted hour is stored raw like any other and merged by the next
+pass; ingest drops one whose timestamp a chunk already holds, and compaction and late
+ingest take turns (``lock_chunks``), so a timestamp is stored once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import Connection, bindparam, text
+
+from correlator.store.codec import decode, encode
+from correlator.store.partitions import DAY_HOURS
+from correlator.store.rollup_state import HOUR_MS
+from correlator.store.series import CHUNK
+
+# pg_advisory_xact_lock key of chunk writers: compaction alone, late ingest shared, so a
+# compaction never deletes a raw sample it did not read nor misses a chunk's new sample.
+LOCK_KEY = 0x63686E6B
+
+_OVERLAPPING = text(
+    "SELECT series_id, hour, end_hour, ts, value FROM sample_chunks "
+    "WHERE hour >= :day AND hour <= :last AND end_hour >= :first AND series_id IN :ids "
+    "ORDER BY series_id, hour"
+).bindparams(bindparam("ids", expanding=True))
+_UPSERT = text(
+    "INSERT INTO sample_chunks "
+    "(hour, series_id, end_hour, first_ts, last_ts, n_samples, ts, value) "
+    "VALUES (:hour, :series_id, :end_hour, :first_ts, :last_ts, :n_samples, :ts, :value) "
+    "ON CONFLICT (hour, series_id) DO UPDATE SET end_hour = excluded.end_hour, "
+    "first_ts = excluded.first_ts, last_ts = excluded.last_ts, n_samples = excluded.n_samples, "
+    "ts = excluded.ts, value = excluded.value"
+)
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One decoded chunk: a series' samples of hours [hour, end_hour], ms timestamps."""
+
+    series_id: int
+    hour: int
+    end_hour: int
+    ts: np.ndarray
+    values: np.ndarray
+
+
+def day_start(hour: int) -> int:
+    """Return the first hour of the UTC day holding ``hour``."""
+    return hour // DAY_HOURS * DAY_HOURS
+
+
+def lock_chunks(*, conn: Connection, shared: bool) -> None:
+    """Take the chunk writers' lock for this transaction (PostgreSQL; SQLite has one writer).
+
+    Compaction takes it alone for each transaction; late ingest and ``thaw`` share it.
+    Fresh ingest, most of it, never takes it.
+    """
+    if conn.dialect.name == "postgresql":
+        func = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+        conn.exec_driver_sql(f"SELECT {func}({LOCK_KEY})")
+
+
+def read_chunks(
+    *, conn: Connection, series_ids: Sequence[int], first_hour: int, last_hour: int
+) -> list[Chunk]:
+    """Return the decoded chunks of these series that hold any of hours [first, last]."""
+    out: list[Chunk] = []
+    bounds = {"day": day_start(first_hour), "last": last_hour, "first": first_hour}
+    for i in range(0, len(series_ids), CHUNK):
+        ids = list(series_ids[i : i + CHUNK])
+        for sid, hour, end_hour, ts_blob, value_blob in conn.execute(
+            _OVERLAPPING, {**bounds, "ids": ids}
+        ):
+            ts, values = decode(bytes(ts_blob), bytes(value_blob))
+            out.append(Chunk(sid, hour, end_hour, ts, values))
+    return out
+
+
+def window_array(
+    *,
+    conn: Connection,
+    series_ids: Sequence[int],
+    hours: Sequence[int],
+    window: tuple[int, int],
+) -> np.ndarray:
+    """Return (series_id, ms, value) rows of chunk samples in these hours and the ms window.
+
+    Rows come sorted by series and time.
+    """
+    if not series_ids or not hours:
+        return np.empty((0, 3))
+    lo, hi = window
+    first, last = min(hours), max(hours)
+    found = read_chunks(conn=conn, series_ids=series_ids, first_hour=first, last_hour=last)
+    if not found:
+        return np.empty((0, 3))
+    ts = np.concatenate([c.ts for c in found])
+    keep = (ts >= lo) & (ts <= hi)
+    if len(hours) != last - first + 1:  # hours with gaps: keep only the listed ones
+        keep &= np.isin(ts // HOUR_MS, hours)
+    sid = np.repeat([c.series_id for c in found], [len(c.ts) for c in found])
+    values = np.concatenate([c.values for c in found])
+    arr = np.column_stack([sid[keep], ts[keep], values[keep]]).astype(np.float64)
+    # Chunks come by series (in id order, batch after batch) and hour, and do not overlap.
+    step_sid, step_ts = np.diff(arr[:, 0]), np.diff(arr[:, 1])
+    if np.all((step_sid > 0) | ((step_sid == 0) & (step_ts > 0))):
+        return arr
+    return arr[np.lexsort((arr[:, 1], arr[:, 0]))]
+
+
+def held_keys(*, conn: Connection, rows: Sequence[tuple]) -> set[tuple[int, int]]:
+    """Return the (series_id, ms) of rows (hour, series_id, ms, value), by hour, chunks hold."""
+    if not rows:
+        return set()
+    ids = sorted({r[1] for r in rows})
+    # Rows come sorted by hour (sample_rows): the first and last bound them.
+    found = read_chunks(conn=conn, series_ids=ids, first_hour=rows[0][0], last_hour=rows[-1][0])
+    if not found:  # a backfill into a store without chunks there: the usual case
+        return set()
+    wanted: dict[int, list[int]] = {}
+    for _, sid, ms, _ in rows:
+        wanted.setdefault(sid, []).append(ms)
+    held: set[tuple[int, int]] = set()
+    for chunk in found:
+        stamps = np.asarray(wanted[chunk.series_id], dtype=np.int64)
+        for ms in stamps[np.isin(stamps, chunk.ts)].tolist():
+            held.add((chunk.series_id, ms))
+    return held
+
+
+def write_chunks(*, conn: Connection, chunks: Sequence[Chunk]) -> None:
+    """Store several chunks in one statement."""
+    if chunks:
+        conn.execute(_UPSERT, [_params(c, *encode(c.ts, c.values)) for c in chunks])
+
+
+def _params(chunk: Chunk, ts_blob: bytes, value_blob: bytes) -> dict:
+    return {
+        "hour": chunk.hour,
+        "series_id": chunk.series_id,
+        "end_hour": chunk.end_hour,
+        "first_ts": int(chunk.ts[0]),
+        "last_ts": int(chunk.ts[-1]),
+        "n_samples": len(chunk.ts),
+        "ts": ts_blob,
+        "value": value_blob,
+    }
+
+
+def delete_chunks(*, conn: Connection, series_id: int, hours: Iterable[int]) -> None:
+    """Delete chunks of a series by their first hours."""
+    for hour in hours:
+        conn.execute(
+            text("DELETE FROM sample_chunks WHERE hour = :h AND series_id = :s"),
+            {"h": hour, "s": series_id},
+        )
+
+
+def chunk_bounds(*, conn: Connection) -> tuple[int, int] | None:
+    """Return the first and last chunked sample time in ms, or None without chunks."""
+    first = conn.exec_driver_sql(
+        "SELECT MIN(first_ts) FROM sample_chunks WHERE hour = (SELECT MIN(hour) FROM sample_chunks)"
+    ).scalar()
+    if first is None:
+        return None
+    # A chunk ends in the day it starts: the last one starts at most a day before the newest.
+    last = conn.exec_driver_sql(
+        "SELECT MAX(last_ts) FROM sample_chunks "
+        f"WHERE hour >= (SELECT MAX(hour) FROM sample_chunks) - {DAY_HOURS - 1}"
+    ).scalar_one()
+    return int(first), int(last)
+
+
+def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
+    """Return the first hour a chunk starts at, at or after ``at_least``."""
+    return conn.exec_driver_sql(
+        f"SELECT MIN(hour) FROM sample_chunks WHERE hour >= {int(at_least)}"
+    ).scalar()
+
+
+def chunked_hours(*, conn: Connection, hours: Sequence[int]) -> set[int]:
+    """Return which of these hours some chunk holds."""
+    if not hours:
+        return set()
+    first, last = min(hours), max(hours)
+    spans = conn.exec_driver_sql(
+        "SELECT DISTINCT hour, end_hour FROM sample_chunks "
+        f"WHERE hour >= {day_start(first)} AND hour <= {last} AND end_hour >= {first}"
+    ).all()
+    wanted = set(hours)
+    return {h for lo, hi in spans for h in range(lo, hi + 1) if h in wanted}
+
+
+def sample_count(*, conn: Connection, below_hour: int | None = None) -> int:
+    """Return how many samples chunks hold (those starting before ``below_hour``)."""
+    where = "" if below_hour is None else f" WHERE hour < {int(below_hour)}"
+    return int(
+        conn.exec_driver_sql(
+            f"SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks{where}"
+        ).scalar_one()
+    )
+
+
+def latest_before(
+    *, conn: Connection, series_id: int, ms: int, first_hour: int
+) -> tuple[int, float] | None:
+    """Return a series' last chunked (ms, value) before ``ms``, looking back to first_hour."""
+    row = conn.execute(
+        text(
+            "SELECT ts, value FROM sample_chunks WHERE series_id = :s AND hour >= :lo "
+            "AND hour <= :hi AND first_ts < :ms ORDER BY hour DESC LIMIT 1"
+        ),
+        {"s": series_id, "lo": first_hour, "hi": ms // HOUR_MS, "ms": ms},
+    ).first()
+    if row is None:
+        return None
+    ts, values = decode(bytes(row[0]), bytes(row[1]))
+    i = int(np.searchsorted(ts, ms)) - 1
+    return int(ts[i]), float(values[i])
+
+
+def raw_array(*, conn: Connection, hours: Sequence[int]) -> np.ndarray:
+    """Return the raw (series_id, ms, value) rows of these hours, sorted; NULL becomes NaN."""
+    driver = conn.connection.driver_connection
+    assert driver is not None  # a checked-out connection always has one
+    cur = driver.cursor()
+    try:  # plain driver tuples: numpy reads them many times faster than Row objects
+        cur.execute(
+            "SELECT series_id, ts, value FROM samples "
+            f"WHERE hour IN ({','.join(str(int(h)) for h in hours)}) "
+            "ORDER BY series_id, ts"
+        )
+        rows = cur.fetchall()
+    finally:
+        cur.close()
+    return np.array(rows, dtype=np.float64).reshape(-1, 3)

@@ -1,0 +1,253 @@
+"""The compaction job: move complete hours of raw samples into compressed chunks.
+
+A pass compacts, oldest first, at most ``max_hours`` hours that ended ``head_seconds`` ago
+(at least an hour) and still hold raw samples, late ones of a compacted hour included.
+Each hour, or a run of hours of one day when catching up, is one transaction holding the
+chunk writers' lock alone (``chunks.lock_chunks``): its raw rows are merged into each
+series' chunk, then deleted. A series' newest chunk of the
+day takes the hour while it holds fewer than ``target`` samples; past that, a new chunk
+starts. The hour's 1-minute rollups go (chunks answer stepped reads themselves) and it
+becomes COMPACTED (``rollup_state``). Hours retention rolled up and emptied (EXPIRED) are
+left to retention, which merges their late samples into the rollups.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from sqlalchemy import Connection, Engine, bindparam, text
+
+from correlator.store.chunks import (
+    Chunk,
+    day_start,
+    delete_chunks,
+    lock_chunks,
+    raw_array,
+    read_chunks,
+    write_chunks,
+)
+from correlator.store.codec import decode
+from correlator.store.engine import write_transaction
+from correlator.store.partitions import DAY_HOURS, truncate_empty_days
+from correlator.store.rollup_state import (
+    COMPACTED,
+    EXPIRED,
+    EXPIRED_LATE,
+    HOUR_MS,
+    hour_states,
+    set_states,
+)
+
+TARGET = 1024  # samples a chunk grows to before the next one starts (>= 1 hour each)
+GROUP_ROWS = 500_000  # raw samples compacted in one transaction, about (one hour at least)
+MIN_HEAD_S = 3600
+
+_LATEST = text(
+    "SELECT c.series_id, c.hour, c.end_hour, c.ts, c.value FROM sample_chunks c JOIN "
+    "(SELECT series_id, MAX(hour) AS hour FROM sample_chunks WHERE hour >= :day "
+    "AND hour <= :hour AND series_id IN :ids GROUP BY series_id) m "
+    "ON c.series_id = m.series_id AND c.hour = m.hour"
+).bindparams(bindparam("ids", expanding=True))
+
+
+@dataclass
+class CompactionReport:
+    """What one compaction pass did."""
+
+    hours: list[int] = field(default_factory=list)
+    samples: int = 0
+    chunks: int = 0
+    pending: int = 0  # hours still to compact after this pass
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        """Return the report as plain data."""
+        return asdict(self)
+
+
+def _latest(conn: Connection, ids: list[int], hour: int) -> dict[int, Chunk]:
+    """Return each series' chunk starting last in the day of ``hour``, at or before it."""
+    out: dict[int, Chunk] = {}
+    for i in range(0, len(ids), 500):
+        params = {"day": day_start(hour), "hour": hour, "ids": ids[i : i + 500]}
+        for sid, first, last, ts_blob, value_blob in conn.execute(_LATEST, params):
+            ts, values = decode(bytes(ts_blob), bytes(value_blob))
+            out[sid] = Chunk(sid, first, last, ts, values)
+    return out
+
+
+def merge(chunk: Chunk, ts: np.ndarray, values: np.ndarray, hour: int) -> Chunk:
+    """Return the chunk with these samples of ``hour`` added; the chunk's own win on a tie."""
+    if ts[0] > chunk.ts[-1]:  # the usual case: the next hour, appended
+        return Chunk(
+            chunk.series_id,
+            chunk.hour,
+            max(chunk.end_hour, hour),
+            np.concatenate([chunk.ts, ts]),
+            np.concatenate([chunk.values, values]),
+        )
+    new = ~np.isin(ts, chunk.ts)
+    all_ts = np.concatenate([chunk.ts, ts[new]])
+    order = np.argsort(all_ts, kind="stable")
+    all_values = np.concatenate([chunk.values, values[new]])
+    return Chunk(
+        chunk.series_id, chunk.hour, max(chunk.end_hour, hour), all_ts[order], all_values[order]
+    )
+
+
+def compact_hours(
+    *, conn: Connection, hours: Sequence[int], target: int = TARGET
+) -> tuple[int, int]:
+    """Move the raw samples of these hours (one day, ascending) into chunks.
+
+    Return (samples moved, chunks written). Several hours at once only where no chunk starts
+    among them after the first (``_group``): each series' chunks come out as hour-by-hour
+    passes would build them, encoded once instead of once an hour.
+    """
+    lock_chunks(conn=conn, shared=False)
+    arr = raw_array(conn=conn, hours=hours)
+    out: list[Chunk] = []
+    if len(arr):
+        sid = arr[:, 0].astype(np.int64)
+        cuts = np.flatnonzero(np.diff(sid)) + 1
+        latest = _latest(conn, sid[np.r_[0, cuts]].tolist(), hours[0])
+        for part in np.split(np.arange(len(arr)), cuts):
+            ts, values = arr[part, 1].astype(np.int64), arr[part, 2]
+            out += _series_chunks(
+                latest.get(int(sid[part[0]])), int(sid[part[0]]), ts, values, target
+            )
+        write_chunks(conn=conn, chunks=out)
+    listed = ",".join(str(int(h)) for h in hours)
+    conn.exec_driver_sql(f"DELETE FROM samples WHERE hour IN ({listed})")
+    # Chunks answer stepped reads faster than the rollups and hold the exact extremes.
+    conn.exec_driver_sql(f"DELETE FROM samples_1m WHERE hour IN ({listed})")
+    set_states(conn=conn, hours=hours, state=COMPACTED)
+    return len(arr), len(out)
+
+
+def _series_chunks(
+    chunk: Chunk | None, series_id: int, ts: np.ndarray, values: np.ndarray, target: int
+) -> list[Chunk]:
+    """Return the chunks to write for one series' raw samples, hour by hour."""
+    out: list[Chunk] = []
+    touched = False  # whether ``chunk`` changed and must be written
+    hour_of = ts // HOUR_MS
+    for part in np.split(np.arange(len(ts)), np.flatnonzero(np.diff(hour_of)) + 1):
+        hour = int(hour_of[part[0]])
+        if chunk is not None and (chunk.end_hour >= hour or len(chunk.ts) < target):
+            chunk = merge(chunk, ts[part], values[part], hour)
+        else:
+            if chunk is not None and touched:
+                out.append(chunk)
+            chunk = Chunk(series_id, hour, hour, ts[part], values[part])
+        touched = True
+    if chunk is not None and touched:
+        out.append(chunk)
+    return out
+
+
+def _group(conn: Connection, todo: Sequence[int]) -> list[int]:
+    """Return the first hours of ``todo`` to compact in one transaction.
+
+    Consecutive hours of one day, about GROUP_ROWS raw samples in all (judged by the first
+    hour), and only where no chunk starts among them after the first: then building them
+    together gives the chunks hour-by-hour passes would.
+    """
+    first = todo[0]
+    rows = conn.exec_driver_sql(f"SELECT COUNT(*) FROM samples WHERE hour = {int(first)}")
+    most = max(1, GROUP_ROWS // max(rows.scalar_one(), 1))
+    group = [first]
+    for hour in todo[1:most]:
+        if hour != group[-1] + 1 or hour // DAY_HOURS != first // DAY_HOURS:
+            break
+        group.append(hour)
+    if len(group) > 1:
+        later = conn.exec_driver_sql(
+            "SELECT 1 FROM sample_chunks "
+            f"WHERE hour > {int(first)} AND hour <= {int(group[-1])} LIMIT 1"
+        ).first()
+        if later is not None:
+            return [first]
+    return group
+
+
+def pending_hours(*, conn: Connection, end_hour: int) -> list[int]:
+    """Return the hours before end_hour that hold raw samples to compact, oldest first."""
+    hours: list[int] = []
+    hour = conn.exec_driver_sql(
+        f"SELECT MIN(hour) FROM samples WHERE hour < {int(end_hour)}"
+    ).scalar()
+    while hour is not None:
+        hours.append(hour)
+        hour = conn.exec_driver_sql(
+            f"SELECT MIN(hour) FROM samples WHERE hour > {int(hour)} AND hour < {int(end_hour)}"
+        ).scalar()
+    if not hours:
+        return []
+    states = hour_states(conn=conn, first=hours[0], last=hours[-1])
+    return [h for h in hours if states.get(h) not in (EXPIRED, EXPIRED_LATE)]
+
+
+def compact(
+    *,
+    engine: Engine,
+    now: float | None = None,
+    head_seconds: float = 7200.0,
+    max_hours: int = 24,
+    target: int = TARGET,
+    progress: Callable[[int, int, CompactionReport], None] | None = None,
+) -> CompactionReport:
+    """Compact at most max_hours complete hours older than the head, oldest first.
+
+    Each transaction (an hour, or consecutive hours of one day) commits on its own, so a pass
+    stopped half way keeps what it did and the next one goes on. ``progress(done, total,
+    report)`` is called after each, with hours done and to do.
+    """
+    began = time.perf_counter()
+    now = time.time() if now is None else min(now, time.time())
+    end_hour = (round(now * 1000) - round(max(head_seconds, MIN_HEAD_S) * 1000)) // HOUR_MS
+    report = CompactionReport()
+    with engine.connect() as conn:
+        todo = pending_hours(conn=conn, end_hour=end_hour)
+    report.pending = max(len(todo) - max_hours, 0)
+    batch = todo[:max_hours]
+    done = 0
+    while done < len(batch):
+        with write_transaction(engine) as conn:
+            group = _group(conn, batch[done:])
+            moved, written = compact_hours(conn=conn, hours=group, target=target)
+        report.hours += group
+        report.samples += moved
+        report.chunks += written
+        done += len(group)
+        if progress:
+            progress(done, len(batch), report)
+    with write_transaction(engine) as conn:  # PostgreSQL: emptied past days free their files
+        truncate_empty_days(conn=conn, before_day=end_hour // DAY_HOURS)
+    report.seconds = round(time.perf_counter() - began, 3)
+    return report
+
+
+def thaw(*, conn: Connection, series_id: int, from_hour: int, insert) -> int:
+    """Move a series' chunked samples of ``from_hour`` on back to raw; return how many.
+
+    ``insert(rows)`` stores raw rows (``samples.insert_rows``); used where stored samples
+    must change in place (OTLP delta totals), which chunks cannot.
+    """
+    lock_chunks(conn=conn, shared=True)
+    found = read_chunks(
+        conn=conn, series_ids=[series_id], first_hour=from_hour, last_hour=2**31 - 1
+    )
+    if not found:
+        return 0
+    delete_chunks(conn=conn, series_id=series_id, hours=[c.hour for c in found])
+    rows = [
+        (int(ts) // HOUR_MS, series_id, int(ts), None if np.isnan(v) else float(v))
+        for chunk in found
+        for ts, v in zip(chunk.ts.tolist(), chunk.values.tolist(), strict=True)
+    ]
+    rows.sort()
+    return insert(rows)
