@@ -67,6 +67,7 @@ class SampleChunk(Base):
     """A series' samples of hours [hour, end_hour] of one UTC day, compressed (store/chunks.py).
 
     ``ts`` and ``value`` are pcodec blobs of ms timestamps and float64 values (NaN kept).
+    A rowid table on SQLite: a WITHOUT ROWID row over about 1 kB spills into overflow pages.
     """
 
     __tablename__ = "sample_chunks"
@@ -78,7 +79,6 @@ class SampleChunk(Base):
     n_samples: Mapped[int] = mapped_column(Integer)
     ts: Mapped[bytes] = mapped_column(LargeBinary)
     value: Mapped[bytes] = mapped_column(LargeBinary)
-    __table_args__ = ({"sqlite_with_rowid": False},)
 
 
 class Event(Base):
