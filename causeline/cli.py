@@ -88,7 +88,7 @@ def _database_error(exc: Exception, args: argparse.Namespace) -> str | None:
 
     if "sqlalchemy" not in sys.modules:
         return None
-    from correlator.store.engine import resolve_database_url
+    from correlator.settings import resolve_database_url
 
     return database_unreachable(exc, resolve_database_url(getattr(args, "database_url", None)))
 

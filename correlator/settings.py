@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import os
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -116,3 +119,26 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def default_database_path(env: Mapping[str, str] | None = None) -> Path:
+    """Return the embedded SQLite file: $CAUSELINE_HOME or the XDG data folder."""
+    env = os.environ if env is None else env
+    home = env.get("CAUSELINE_HOME")
+    if home:
+        return Path(home) / "causeline.db"
+    data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "causeline" / "causeline.db"
+
+
+def resolve_database_url(url: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """Return the URL to use: the argument, $CAUSELINE_DATABASE_URL, else the SQLite file."""
+    from correlator.store.engine import with_driver
+
+    env = os.environ if env is None else env
+    url = url or env.get("CAUSELINE_DATABASE_URL")
+    if url:
+        return with_driver(url)
+    path = default_database_path(env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"

@@ -91,3 +91,29 @@ def test_dashboard_talks_to_the_service_over_http_only():
             top = name.split(".")[0]
             assert top not in ("correlator", "causeline", "collector"), f"{path}: imports {name}"
             assert top not in ("sqlalchemy", "psycopg", "alembic"), f"{path}: imports {name}"
+
+
+# Modules under correlator/ that may read the process environment: the settings, the API's
+# composition root, and alert routing's ${VAR} expansion of its config file (secrets stay out
+# of the file; read when the config is loaded).
+ENV_READERS = ("correlator/settings.py", "correlator/api/", "correlator/alerts/routing.py")
+
+
+def _reads_environment(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
+            return True
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and any(a.name in ("environ", "getenv") for a in node.names)
+        ):
+            return True
+    return False
+
+
+def test_below_the_composition_roots_nothing_reads_the_environment():
+    readers = [str(p.relative_to(ROOT)) for p in _files("correlator") if _reads_environment(p)]
+    assert readers, "the check found no reader at all: it no longer sees os.environ"
+    strays = [p for p in readers if not p.startswith(ENV_READERS)]
+    assert strays == [], f"read the environment below causeline/ and correlator/api/: {strays}"

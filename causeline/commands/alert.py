@@ -132,7 +132,8 @@ def outbox_cmd(args) -> int:
     """Print outbox rows."""
     from causeline.commands.db import ensure_schema
     from correlator.alerts.outbox import list_outbox
-    from correlator.store.engine import make_engine, resolve_database_url
+    from correlator.settings import resolve_database_url
+    from correlator.store.engine import make_engine
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)

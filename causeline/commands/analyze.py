@@ -73,7 +73,8 @@ def store_engine(database_url: str | None):
     import os
 
     from causeline.commands.db import ensure_schema
-    from correlator.store.engine import default_database_path, make_engine, resolve_database_url
+    from correlator.settings import default_database_path, resolve_database_url
+    from correlator.store.engine import make_engine
 
     configured = database_url or os.environ.get("CAUSELINE_DATABASE_URL")
     if not configured and not default_database_path().is_file():
@@ -162,7 +163,8 @@ def _from_store(args) -> dict:
     from causeline.commands.common import metric_source
     from causeline.commands.db import ensure_schema
     from correlator.incidents.snapshot import analyze_stored
-    from correlator.store.engine import make_engine, resolve_database_url
+    from correlator.settings import resolve_database_url
+    from correlator.store.engine import make_engine
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)

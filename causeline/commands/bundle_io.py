@@ -58,7 +58,8 @@ def register(sub) -> None:
 
 def _engine(url):
     from causeline.commands.db import ensure_schema
-    from correlator.store.engine import make_engine, resolve_database_url
+    from correlator.settings import resolve_database_url
+    from correlator.store.engine import make_engine
 
     url = resolve_database_url(url)
     ensure_schema(url)

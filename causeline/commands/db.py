@@ -52,9 +52,10 @@ def register(sub) -> None:
 
 
 def _engine(url):
+    from correlator.settings import resolve_database_url
     from correlator.store.engine import make_engine
 
-    return make_engine(url)
+    return make_engine(resolve_database_url(url))
 
 
 def upgrade(args) -> int:

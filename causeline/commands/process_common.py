@@ -16,7 +16,8 @@ from causeline.commands.common import add_database_option
 def open_engine(url):
     """Return an engine on an up-to-date schema (the embedded file by default)."""
     from causeline.commands.db import ensure_schema
-    from correlator.store.engine import make_engine, resolve_database_url
+    from correlator.settings import resolve_database_url
+    from correlator.store.engine import make_engine
 
     url = resolve_database_url(url)
     ensure_schema(url)

@@ -51,8 +51,7 @@ def run(args) -> int:
 
     from causeline.commands.db import ensure_schema
     from correlator.api.app import create_app
-    from correlator.settings import ServiceSettings
-    from correlator.store.engine import resolve_database_url
+    from correlator.settings import ServiceSettings, resolve_database_url
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)

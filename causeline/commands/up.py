@@ -128,7 +128,7 @@ def _serve(args, after_start=None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
     from causeline.commands.db import ensure_schema
-    from correlator.store.engine import resolve_database_url
+    from correlator.settings import resolve_database_url
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)
@@ -290,7 +290,7 @@ def open_demo_incident(base: str, token: str, demo: dict) -> int | None:
 def run_demo(args) -> int:
     """Load the demo incident, then serve and print where to look."""
     from causeline.commands.db import ensure_schema
-    from correlator.store.engine import resolve_database_url
+    from correlator.settings import resolve_database_url
 
     url = resolve_database_url(args.database_url)
     ensure_schema(url)

@@ -41,7 +41,7 @@ from correlator.api.schemas.ingest import BatchIn
 from correlator.incidents.autoscale import BacklogCollector
 from correlator.incidents.evaluator import holder_name, run_evaluator
 from correlator.promsource import source_from_settings
-from correlator.settings import ServiceSettings
+from correlator.settings import ServiceSettings, resolve_database_url
 from correlator.store.engine import make_engine
 from correlator.store.ingest import SeriesCache
 from correlator.store.retention import periodic, run_retention_job
@@ -89,7 +89,8 @@ def _openapi(app: FastAPI):
 def create_app(settings: ServiceSettings | None = None, *, engine=None, source=None) -> FastAPI:
     """Return the service app; the engine and metric source come from the settings unless given."""
     settings = settings or ServiceSettings()
-    engine = engine if engine is not None else make_engine(settings.database_url)
+    if engine is None:
+        engine = make_engine(resolve_database_url(settings.database_url))
     # Built once (None without prometheus_url: the store only) and handed to the evaluator,
     # the outbox worker and the routes; nothing below reads the environment for it.
     source = source if source is not None else source_from_settings(settings)

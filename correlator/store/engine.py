@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,25 +10,11 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 
-def default_database_path() -> Path:
-    """Return the embedded SQLite file: $CAUSELINE_HOME or the XDG data folder."""
-    home = os.environ.get("CAUSELINE_HOME")
-    if home:
-        return Path(home) / "causeline.db"
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "causeline" / "causeline.db"
-
-
-def resolve_database_url(url: str | None = None) -> str:
-    """Return the URL to use: the argument, $CAUSELINE_DATABASE_URL, else the SQLite file."""
-    url = url or os.environ.get("CAUSELINE_DATABASE_URL")
-    if url:
-        if url.startswith("postgresql://"):
-            url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-        return url
-    path = default_database_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return f"sqlite:///{path}"
+def with_driver(url: str) -> str:
+    """Return the URL with psycopg named for a plain ``postgresql://`` one."""
+    if url.startswith("postgresql://"):
+        return "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    return url
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -42,9 +27,13 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def make_engine(url: str | None = None) -> Engine:
-    """Create an engine; SQLite gets WAL, a busy timeout and explicit transactions."""
-    url = resolve_database_url(url)
+def make_engine(url: str) -> Engine:
+    """Create an engine; SQLite gets WAL, a busy timeout and explicit transactions.
+
+    The URL comes from the caller (``correlator.settings.resolve_database_url`` finds the
+    configured one); nothing here reads the environment.
+    """
+    url = with_driver(url)
     if url.startswith("sqlite"):
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)

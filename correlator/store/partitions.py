@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import psycopg
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 DAY_HOURS = 24
 DAY_S = 86_400
@@ -22,8 +24,18 @@ DEFAULT = "samples_default"
 # pg_advisory_xact_lock key: one process at a time creates or drops partitions.
 LOCK_KEY = 0x63617573
 _NAME = re.compile(r"^samples_p(\d{8})$")
-_known: dict[str, set[int]] = {}
-_partitioned: dict[str, bool] = {}
+
+
+@dataclass
+class _Seen:
+    """What one engine's processes learnt: days seen with a partition, whether partitioned."""
+
+    days: set[int] = field(default_factory=set)
+    partitioned: bool | None = None
+
+
+# Per engine object (dropped with it), so no database URL, password included, is a key.
+_seen: weakref.WeakKeyDictionary[Engine, _Seen] = weakref.WeakKeyDictionary()
 _guard = threading.Lock()
 
 
@@ -125,28 +137,26 @@ def drop_partition(*, conn: Connection, day: int) -> None:
     conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LOCK_KEY})")
     conn.exec_driver_sql(f"DROP TABLE IF EXISTS {partition_name(day)}")
     with _guard:
-        for days in _known.values():
-            days.discard(day)
+        for seen in _seen.values():
+            seen.days.discard(day)
 
 
 def prepare_for_rows(*, conn: Connection, first_hour: int, last_hour: int) -> None:
     """Best effort before a COPY: give the days of an incoming hour range partitions.
 
-    A process remembers the days it saw with partitions, so the steady state costs no query.
+    An engine remembers the days it saw with partitions, so the steady state costs no query.
     Creation waits at most half a second for the table lock inside a savepoint; when it cannot
     (another transaction holds the table), the rows go to the default partition, still stored
     exactly once, and ``adopt_default`` (the retention job) moves them later.
     """
-    key = conn.engine.url.render_as_string(hide_password=False)
     days = set(range(first_hour // DAY_HOURS, last_hour // DAY_HOURS + 1))
     with _guard:
-        known = _known.setdefault(key, set())
-        if days <= known:
+        seen = _seen.setdefault(conn.engine, _Seen())
+        if days <= seen.days:
             return
-        partitioned = _partitioned.get(key)
+        partitioned = seen.partitioned
     if partitioned is None:
-        partitioned = is_partitioned(conn=conn)
-        _partitioned[key] = partitioned
+        partitioned = seen.partitioned = is_partitioned(conn=conn)
     if not partitioned:
         return
     raw = conn.connection.driver_connection
@@ -164,7 +174,7 @@ def prepare_for_rows(*, conn: Connection, first_hour: int, last_hour: int) -> No
         finally:
             cur.execute("SELECT set_config('lock_timeout', %s, true)", (previous,))
     with _guard:
-        _known.setdefault(key, set()).update(days)
+        seen.days.update(days)
 
 
 def truncate_empty_days(*, conn: Connection, before_day: int) -> list[int]:

@@ -180,3 +180,24 @@ def test_retention_removes_exactly_what_it_should(engine):
     with engine.connect() as conn:
         left = conn.exec_driver_sql("SELECT MIN(hour) FROM samples_1m").scalar()
     assert later.deleted_rollup_rows > 0 and left >= rollup_cut
+
+
+def test_partitions_seen_are_remembered_per_engine_and_forgotten_when_dropped(pg_engine):
+    from correlator.store import partitions
+    from correlator.store.engine import make_engine
+
+    ids = _series(pg_engine, 1)
+    _insert(pg_engine, ids, [[NOW - 3 * DAY]], [[1.0]])
+    day = int((NOW - 3 * DAY) // DAY)
+    assert day in partitions._seen[pg_engine].days
+    assert all(not isinstance(key, str) for key in partitions._seen)  # no URL keys
+    other = make_engine(pg_engine.url.render_as_string(hide_password=False))
+    try:
+        with write_transaction(other) as conn:
+            partitions.drop_partition(conn=conn, day=day)
+        assert day not in partitions._seen[pg_engine].days  # the next batch creates it again
+        assert _insert(pg_engine, ids, [[NOW - 3 * DAY]], [[1.0]]) == 1
+        with pg_engine.connect() as conn:
+            assert day in list_partitions(conn=conn)
+    finally:
+        other.dispose()
