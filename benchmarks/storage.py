@@ -141,8 +141,7 @@ def run(engine_name: str, args) -> None:
     """Measure one engine."""
     from sqlalchemy import create_engine
 
-    from correlator.store import compaction
-    from correlator.store.compaction import compact
+    from correlator.store.compaction import GROUP_ROWS, compact
     from correlator.store.migrate import upgrade
     from correlator.store.rollups import roll_up
 
@@ -168,10 +167,13 @@ def run(engine_name: str, args) -> None:
             raw_bytes = bytes_at_rest(engine, ("samples",))
             rollup_bytes = bytes_at_rest(engine, ("samples_1m",))
             reads_raw = read_times(engine, min(args.read_series, args.series), end)
-            if args.hourly:
-                compaction.GROUP_ROWS = 1
             cpu0, wall0 = time.process_time(), time.perf_counter()
-            report = compact(engine=engine, head_seconds=3600, max_hours=10**9)
+            report = compact(
+                engine=engine,
+                head_seconds=3600,
+                max_hours=10**9,
+                group_rows=1 if args.hourly else GROUP_ROWS,
+            )
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
             vacuum(engine)
             after = bytes_at_rest(engine, ("samples", "sample_chunks"))

@@ -53,3 +53,30 @@ def make_batch(
             for i in range(n_series)
         ]
     }
+
+
+def store_series(engine: Engine, n: int) -> list[int]:
+    """Create series m0..m{n-1} (label i) and return their ids in that order."""
+    from correlator.store.engine import write_transaction
+    from correlator.store.series import ensure_series
+
+    with write_transaction(engine) as conn:
+        ids = ensure_series(conn=conn, items={f"k{i}": (f"m{i}", {"i": str(i)}) for i in range(n)})
+    return [ids[f"k{i}"] for i in range(n)]
+
+
+def insert_samples(engine: Engine, ids, ts, values) -> int:
+    """Insert samples of several series (parallel lists) in one transaction; return new ones."""
+    from correlator.store.engine import write_transaction
+    from correlator.store.samples import insert_rows, sample_rows
+
+    with write_transaction(engine) as conn:
+        return insert_rows(conn=conn, rows=sample_rows(ids, ts, values))
+
+
+def read_samples(engine: Engine, ids, start: float, end: float, step: float | None = None):
+    """Return ``read_range`` of these series over [start, end]."""
+    from correlator.store.samples import read_range
+
+    with engine.connect() as conn:
+        return read_range(conn=conn, series_ids=ids, start=start, end=end, step=step)

@@ -10,7 +10,7 @@ ingest take turns (``lock_chunks``), so a timestamp is stored once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +37,10 @@ _UPSERT = text(
     "ON CONFLICT (hour, series_id) DO UPDATE SET end_hour = excluded.end_hour, "
     "first_ts = excluded.first_ts, last_ts = excluded.last_ts, n_samples = excluded.n_samples, "
     "ts = excluded.ts, value = excluded.value"
+)
+
+_DELETE = text("DELETE FROM sample_chunks WHERE series_id = :sid AND hour IN :hours").bindparams(
+    bindparam("hours", expanding=True)
 )
 
 
@@ -154,28 +158,25 @@ def _params(chunk: Chunk, ts_blob: bytes, value_blob: bytes) -> dict:
     }
 
 
-def delete_chunks(*, conn: Connection, series_id: int, hours: Iterable[int]) -> None:
+def delete_chunks(*, conn: Connection, series_id: int, hours: Sequence[int]) -> None:
     """Delete chunks of a series by their first hours."""
-    for hour in hours:
-        conn.execute(
-            text("DELETE FROM sample_chunks WHERE hour = :h AND series_id = :s"),
-            {"h": hour, "s": series_id},
-        )
+    conn.execute(_DELETE, {"sid": series_id, "hours": list(hours)})
 
 
-def chunk_bounds(*, conn: Connection) -> tuple[int, int] | None:
-    """Return the first and last chunked sample time in ms, or None without chunks."""
-    first = conn.exec_driver_sql(
+def first_time(*, conn: Connection) -> int | None:
+    """Return the first chunked sample time in ms, or None without chunks."""
+    return conn.exec_driver_sql(
         "SELECT MIN(first_ts) FROM sample_chunks WHERE hour = (SELECT MIN(hour) FROM sample_chunks)"
     ).scalar()
-    if first is None:
-        return None
+
+
+def last_time(*, conn: Connection) -> int | None:
+    """Return the last chunked sample time in ms, or None without chunks."""
     # A chunk ends in the day it starts: the last one starts at most a day before the newest.
-    last = conn.exec_driver_sql(
+    return conn.exec_driver_sql(
         "SELECT MAX(last_ts) FROM sample_chunks "
         f"WHERE hour >= (SELECT MAX(hour) FROM sample_chunks) - {DAY_HOURS - 1}"
-    ).scalar_one()
-    return int(first), int(last)
+    ).scalar()
 
 
 def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
@@ -198,14 +199,23 @@ def chunked_hours(*, conn: Connection, hours: Sequence[int]) -> set[int]:
     return {h for lo, hi in spans for h in range(lo, hi + 1) if h in wanted}
 
 
-def sample_count(*, conn: Connection, below_hour: int | None = None) -> int:
-    """Return how many samples chunks hold (those starting before ``below_hour``)."""
-    where = "" if below_hour is None else f" WHERE hour < {int(below_hour)}"
+def sample_count(*, conn: Connection, from_hour: int = 0, to_hour: int = 2**31 - 1) -> int:
+    """Return how many samples the chunks starting in hours [from_hour, to_hour) hold."""
     return int(
         conn.exec_driver_sql(
-            f"SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks{where}"
+            "SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks "
+            f"WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
         ).scalar_one()
     )
+
+
+def drop_hours(*, conn: Connection, from_hour: int, to_hour: int) -> int:
+    """Delete the chunks starting in hours [from_hour, to_hour); return the samples they held."""
+    held = sample_count(conn=conn, from_hour=from_hour, to_hour=to_hour)
+    conn.exec_driver_sql(
+        f"DELETE FROM sample_chunks WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
+    )
+    return held
 
 
 def latest_before(

@@ -38,8 +38,10 @@ from correlator.store.rollup_state import (
     EXPIRED_LATE,
     HOUR_MS,
     hour_states,
+    open_hour,
     set_states,
 )
+from correlator.store.series import CHUNK
 
 TARGET = 1024  # samples a chunk grows to before the next one starts (>= 1 hour each)
 GROUP_ROWS = 500_000  # raw samples compacted in one transaction, about (one hour at least)
@@ -71,8 +73,8 @@ class CompactionReport:
 def _latest(conn: Connection, ids: list[int], hour: int) -> dict[int, Chunk]:
     """Return each series' chunk starting last in the day of ``hour``, at or before it."""
     out: dict[int, Chunk] = {}
-    for i in range(0, len(ids), 500):
-        params = {"day": day_start(hour), "hour": hour, "ids": ids[i : i + 500]}
+    for i in range(0, len(ids), CHUNK):
+        params = {"day": day_start(hour), "hour": hour, "ids": ids[i : i + CHUNK]}
         for sid, first, last, ts_blob, value_blob in conn.execute(_LATEST, params):
             ts, values = decode(bytes(ts_blob), bytes(value_blob))
             out[sid] = Chunk(sid, first, last, ts, values)
@@ -149,16 +151,16 @@ def _series_chunks(
     return out
 
 
-def _group(conn: Connection, todo: Sequence[int]) -> list[int]:
+def _group(conn: Connection, todo: Sequence[int], group_rows: int) -> list[int]:
     """Return the first hours of ``todo`` to compact in one transaction.
 
-    Consecutive hours of one day, about GROUP_ROWS raw samples in all (judged by the first
+    Consecutive hours of one day, about ``group_rows`` raw samples in all (judged by the first
     hour), and only where no chunk starts among them after the first: then building them
     together gives the chunks hour-by-hour passes would.
     """
     first = todo[0]
     rows = conn.exec_driver_sql(f"SELECT COUNT(*) FROM samples WHERE hour = {int(first)}")
-    most = max(1, GROUP_ROWS // max(rows.scalar_one(), 1))
+    most = max(1, group_rows // max(rows.scalar_one(), 1))
     group = [first]
     for hour in todo[1:most]:
         if hour != group[-1] + 1 or hour // DAY_HOURS != first // DAY_HOURS:
@@ -198,6 +200,7 @@ def compact(
     head_seconds: float = 7200.0,
     max_hours: int = 24,
     target: int = TARGET,
+    group_rows: int = GROUP_ROWS,
     progress: Callable[[int, int, CompactionReport], None] | None = None,
 ) -> CompactionReport:
     """Compact at most max_hours complete hours older than the head, oldest first.
@@ -207,8 +210,7 @@ def compact(
     report)`` is called after each, with hours done and to do.
     """
     began = time.perf_counter()
-    now = time.time() if now is None else min(now, time.time())
-    end_hour = (round(now * 1000) - round(max(head_seconds, MIN_HEAD_S) * 1000)) // HOUR_MS
+    end_hour = open_hour(now=now, seconds=max(head_seconds, MIN_HEAD_S))
     report = CompactionReport()
     with engine.connect() as conn:
         todo = pending_hours(conn=conn, end_hour=end_hour)
@@ -217,7 +219,7 @@ def compact(
     done = 0
     while done < len(batch):
         with write_transaction(engine) as conn:
-            group = _group(conn, batch[done:])
+            group = _group(conn, batch[done:], group_rows)
             moved, written = compact_hours(conn=conn, hours=group, target=target)
         report.hours += group
         report.samples += moved

@@ -37,6 +37,7 @@ from correlator.store.partitions import (
 )
 from correlator.store.rollup_state import EXPIRED, EXPIRED_LATE, ROLLED, hour_states, set_states
 from correlator.store.rollups import merge_hours, rebuild_hours, roll_up
+from correlator.store.samples import first_hour
 
 LEASE = "retention"
 log = logging.getLogger(__name__)
@@ -79,25 +80,6 @@ def rollup_hours(*, conn: Connection, lo: int, hi: int) -> int:
     return minutes
 
 
-def _first_hour(conn: Connection, at_least: int = 0) -> int | None:
-    """Return the first hour at or after ``at_least`` holding raw or chunked samples."""
-    raw = conn.exec_driver_sql(
-        f"SELECT MIN(hour) FROM samples WHERE hour >= {int(at_least)}"
-    ).scalar()
-    held = chunks.first_hour(conn=conn, at_least=at_least)
-    return min((h for h in (raw, held) if h is not None), default=None)
-
-
-def _drop_chunks(conn: Connection, lo: int, hi: int) -> int:
-    """Delete the chunks starting in hours [lo, hi); return the samples they held."""
-    held = conn.exec_driver_sql(
-        "SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks "
-        f"WHERE hour >= {int(lo)} AND hour < {int(hi)}"
-    ).scalar()
-    conn.exec_driver_sql(f"DELETE FROM sample_chunks WHERE hour >= {int(lo)} AND hour < {int(hi)}")
-    return int(held)
-
-
 def _count(conn: Connection, table: str, below: int) -> int:
     return conn.exec_driver_sql(f"SELECT COUNT(*) FROM {table} WHERE hour < {int(below)}").scalar()
 
@@ -122,7 +104,7 @@ def run_retention(
         days = list_partitions(conn=conn)
         if dry_run:
             report.deleted_raw_rows = _count(conn, "samples", raw_cut) + chunks.sample_count(
-                conn=conn, below_hour=raw_cut
+                conn=conn, to_hour=raw_cut
             )
             report.deleted_rollup_rows = _count(conn, "samples_1m", report.rollup_cutoff_hour)
             report.dropped_partitions = [
@@ -144,8 +126,8 @@ def run_retention(
                 )
                 report.deleted_raw_rows += _count_partition(conn, partition_name(day))
                 drop_partition(conn=conn, day=day)
-                report.deleted_raw_rows += _drop_chunks(
-                    conn, day * DAY_HOURS, (day + 1) * DAY_HOURS
+                report.deleted_raw_rows += chunks.drop_hours(
+                    conn=conn, from_hour=day * DAY_HOURS, to_hour=(day + 1) * DAY_HOURS
                 )
             report.dropped_partitions.append(partition_name(day))
             if renew:
@@ -153,7 +135,7 @@ def run_retention(
     # What is left below the cutoff (SQLite, the default partition): a day at a time.
     while True:
         with write_transaction(engine) as conn:
-            first = _first_hour(conn)
+            first = first_hour(conn=conn)
             if first is None or first >= raw_cut:
                 break
             hi = min(raw_cut, (first // DAY_HOURS + 1) * DAY_HOURS)
@@ -161,7 +143,9 @@ def run_retention(
             deleted = conn.exec_driver_sql(
                 f"DELETE FROM samples WHERE hour >= {first} AND hour < {hi}"
             ).rowcount
-            report.deleted_raw_rows += deleted + _drop_chunks(conn, first, hi)
+            report.deleted_raw_rows += deleted + chunks.drop_hours(
+                conn=conn, from_hour=first, to_hour=hi
+            )
         if renew:
             renew()
     with write_transaction(engine) as conn:

@@ -50,6 +50,15 @@ def late_cut(now: float | None = None) -> int:
     return (now_ms - INGEST_MARGIN_S * 1000) // HOUR_MS
 
 
+def open_hour(*, now: float | None, seconds: float) -> int:
+    """Return the first hour still open: it had not ended ``seconds`` before ``now``.
+
+    A ``now`` ahead of the clock counts as the clock: ingest marks late hours by the clock.
+    """
+    now = time.time() if now is None else min(now, time.time())
+    return (round(now * 1000) - round(seconds * 1000)) // HOUR_MS
+
+
 def mark_late(*, conn: Connection, hours: Sequence[int], now: float | None = None) -> int:
     """Mark the hours (sorted) that ended INGEST_MARGIN_S ago as holding new raw samples."""
     cut = late_cut(now)

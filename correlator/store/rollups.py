@@ -28,7 +28,9 @@ from correlator.store.rollup_state import (
     MINUTE_MS,
     ROLLED,
     hour_states,
+    open_hour,
 )
+from correlator.store.samples import first_hour
 
 _SELECT = (
     'INSERT INTO samples_1m (hour, series_id, ts, "min", "max", "sum", "count") '
@@ -173,9 +175,7 @@ def merge_hours(*, conn: Connection, hours: Sequence[int]) -> int:
 
 def pending_hours(*, conn: Connection, end_hour: int) -> list[int]:
     """Return the hours before end_hour, from the first raw one, not rolled up; newest first."""
-    raw = conn.exec_driver_sql("SELECT MIN(hour) FROM samples").scalar()
-    held = chunks.first_hour(conn=conn)
-    first = min((h for h in (raw, held) if h is not None), default=None)
+    first = first_hour(conn=conn)
     if first is None or first >= end_hour:
         return []
     states = hour_states(conn=conn, first=first, last=end_hour - 1)
@@ -191,12 +191,11 @@ def roll_up(
 ) -> RollupReport:
     """Roll up at most max_hours complete hours not rolled up yet, newest first."""
     began = time.perf_counter()
-    # Never ahead of the clock: ingest marks late hours by the clock (rollup_state).
-    now = time.time() if now is None else min(now, time.time())
-    end_hour = (round(now * 1000) - round(max(lag_seconds, MIN_LAG_S) * 1000)) // HOUR_MS
     report = RollupReport()
     with engine.connect() as conn:
-        todo = pending_hours(conn=conn, end_hour=end_hour)
+        todo = pending_hours(
+            conn=conn, end_hour=open_hour(now=now, seconds=max(lag_seconds, MIN_LAG_S))
+        )
     report.pending = max(len(todo) - max_hours, 0)
     for hour in todo[:max_hours]:
         with write_transaction(engine) as conn:  # committed first: ingest now sees the row

@@ -242,10 +242,10 @@ def _fetch(
 def _windows(conn: Connection, lo: int, hi: int) -> list[Part]:
     """Split [lo, hi] ms into the part served by raw samples and the older part by rollups."""
     parts = []
-    bounds = time_bounds(conn=conn)
-    raw_lo = round(bounds[0] * 1000) if bounds else None
-    if bounds is not None and hi >= raw_lo and lo <= round(bounds[1] * 1000):
-        parts.append(_part("samples", max(lo, raw_lo), min(hi, round(bounds[1] * 1000))))
+    # The first sample alone: the last chunked one would cost a scan on every read.
+    raw_lo = first_time(conn=conn)
+    if raw_lo is not None and hi >= raw_lo:
+        parts.append(_part("samples", max(lo, raw_lo), hi))
     if raw_lo is None or lo < raw_lo:
         first = conn.exec_driver_sql(
             "SELECT MIN(ts) FROM samples_1m WHERE hour = (SELECT MIN(hour) FROM samples_1m)"
@@ -376,20 +376,33 @@ def read_range(
     return out
 
 
-def time_bounds(*, conn: Connection) -> tuple[float, float] | None:
-    """Return the first and last stored sample time (raw or chunked), unix seconds, or None."""
-    lo = conn.exec_driver_sql(
+def _least(*values: int | None) -> int | None:
+    return min((v for v in values if v is not None), default=None)
+
+
+def first_time(*, conn: Connection) -> int | None:
+    """Return the first stored sample time (raw or chunked) in unix ms, or None when empty."""
+    raw = conn.exec_driver_sql(
         "SELECT MIN(ts) FROM samples WHERE hour = (SELECT MIN(hour) FROM samples)"
     ).scalar()
-    hi = None
-    if lo is not None:
-        hi = conn.exec_driver_sql(
-            "SELECT MAX(ts) FROM samples WHERE hour = (SELECT MAX(hour) FROM samples)"
-        ).scalar()
-    held = chunks.chunk_bounds(conn=conn)
-    if held is not None:
-        lo = held[0] if lo is None else min(lo, held[0])
-        hi = held[1] if hi is None else max(hi, held[1])
+    return _least(raw, chunks.first_time(conn=conn))
+
+
+def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
+    """Return the first hour at or after ``at_least`` holding raw or chunked samples."""
+    raw = conn.exec_driver_sql(
+        f"SELECT MIN(hour) FROM samples WHERE hour >= {int(at_least)}"
+    ).scalar()
+    return _least(raw, chunks.first_hour(conn=conn, at_least=at_least))
+
+
+def time_bounds(*, conn: Connection) -> tuple[float, float] | None:
+    """Return the first and last stored sample time (raw or chunked), unix seconds, or None."""
+    lo = first_time(conn=conn)
     if lo is None:
         return None
+    raw = conn.exec_driver_sql(
+        "SELECT MAX(ts) FROM samples WHERE hour = (SELECT MAX(hour) FROM samples)"
+    ).scalar()
+    hi = max(v for v in (raw, chunks.last_time(conn=conn)) if v is not None)
     return lo / 1000.0, hi / 1000.0

@@ -14,27 +14,11 @@ from correlator.store.partitions import (
     partition_name,
 )
 from correlator.store.retention import cutoff_hour, run_retention
-from correlator.store.samples import HOUR_MS, insert_rows, read_range, sample_rows
-from correlator.store.series import ensure_series
+from correlator.store.samples import HOUR_MS, read_range
+from tests.helpers import count_rows, insert_samples, store_series
 
 DAY = 86_400.0
 NOW = 1_764_633_600.0 + 13 * 3600.0  # 2025-12-02 13:00 UTC
-
-
-def _series(engine, n: int) -> list[int]:
-    with write_transaction(engine) as conn:
-        ids = ensure_series(conn=conn, items={f"k{i}": (f"m{i}", {"i": str(i)}) for i in range(n)})
-    return [ids[f"k{i}"] for i in range(n)]
-
-
-def _insert(engine, ids, ts, values) -> int:
-    with write_transaction(engine) as conn:
-        return insert_rows(conn=conn, rows=sample_rows(ids, ts, values))
-
-
-def _count(engine, table: str = "samples") -> int:
-    with engine.connect() as conn:
-        return conn.exec_driver_sql(f"SELECT COUNT(*) FROM {table}").scalar()
 
 
 @pytest.fixture
@@ -48,17 +32,17 @@ def pg_engine(engine):
 
 
 def test_copy_ingest_is_idempotent_under_replays(pg_engine):
-    ids = _series(pg_engine, 40)
+    ids = store_series(pg_engine, 40)
     t0 = NOW - 1.5 * DAY  # two days, so rows cross a partition boundary
     ts = [[t0 + 60.0 * k for k in range(2000)] for _ in ids]
     vals = [[float(i * k) for k in range(2000)] for i in range(len(ids))]
     first = [t[:1200] for t in ts], [v[:1200] for v in vals]
-    assert _insert(pg_engine, ids, *first) == 40 * 1200
-    assert _insert(pg_engine, ids, *first) == 0  # same batch again
+    assert insert_samples(pg_engine, ids, *first) == 40 * 1200
+    assert insert_samples(pg_engine, ids, *first) == 0  # same batch again
     overlap = [t[800:] for t in ts], [v[800:] for v in vals]
-    assert _insert(pg_engine, ids, *overlap) == 40 * 800  # only the new part
-    assert _insert(pg_engine, ids, *overlap) == 0
-    assert _count(pg_engine) == 40 * 2000
+    assert insert_samples(pg_engine, ids, *overlap) == 40 * 800  # only the new part
+    assert insert_samples(pg_engine, ids, *overlap) == 0
+    assert count_rows(pg_engine) == 40 * 2000
     with pg_engine.connect() as conn:
         days = list_partitions(conn=conn)
         in_default = conn.exec_driver_sql(f"SELECT COUNT(*) FROM {DEFAULT}").scalar()
@@ -72,11 +56,11 @@ def test_copy_ingest_is_idempotent_under_replays(pg_engine):
 
 
 def test_partitions_created_for_incoming_data(pg_engine):
-    ids = _series(pg_engine, 3)
+    ids = store_series(pg_engine, 3)
     old = NOW - 40 * DAY
     with pg_engine.connect() as conn:
         assert int(old // DAY) not in list_partitions(conn=conn)
-    assert _insert(pg_engine, ids, [[old, old + 60]] * 3, [[1.0, 2.0]] * 3) == 6
+    assert insert_samples(pg_engine, ids, [[old, old + 60]] * 3, [[1.0, 2.0]] * 3) == 6
     with pg_engine.connect() as conn:
         assert int(old // DAY) in list_partitions(conn=conn)
     # Rows that reached the default partition move into the day's partition when it is made.
@@ -106,18 +90,18 @@ def _minute_aggregates(ts_ms: np.ndarray, values: np.ndarray) -> dict[int, tuple
 
 
 def test_retention_removes_exactly_what_it_should(engine):
-    ids = _series(engine, 3)
+    ids = store_series(engine, 3)
     rng = np.random.default_rng(7)
     start = NOW - 10 * DAY
     ts = np.arange(start, NOW, 20.0)  # 10 days every 20 s
     vals = [rng.normal(50, 10, len(ts)) for _ in ids]
     vals[1][::97] = np.nan
-    _insert(engine, ids, [ts.tolist()] * 3, [v.tolist() for v in vals])
-    total = _count(engine)
+    insert_samples(engine, ids, [ts.tolist()] * 3, [v.tolist() for v in vals])
+    total = count_rows(engine)
     assert total == 3 * len(ts)
 
     dry = run_retention(engine=engine, raw_days=7, now=NOW, dry_run=True)
-    assert _count(engine) == total and _count(engine, "samples_1m") == 0
+    assert count_rows(engine) == total and count_rows(engine, "samples_1m") == 0
     report = run_retention(engine=engine, raw_days=7, rollup_days=90, now=NOW)
     cut = cutoff_hour(now=NOW, days=7)
     assert report.raw_cutoff_hour == cut == dry.raw_cutoff_hour
@@ -186,8 +170,8 @@ def test_partitions_seen_are_remembered_per_engine_and_forgotten_when_dropped(pg
     from correlator.store import partitions
     from correlator.store.engine import make_engine
 
-    ids = _series(pg_engine, 1)
-    _insert(pg_engine, ids, [[NOW - 3 * DAY]], [[1.0]])
+    ids = store_series(pg_engine, 1)
+    insert_samples(pg_engine, ids, [[NOW - 3 * DAY]], [[1.0]])
     day = int((NOW - 3 * DAY) // DAY)
     assert day in partitions._seen[pg_engine].days
     assert all(not isinstance(key, str) for key in partitions._seen)  # no URL keys
@@ -196,7 +180,7 @@ def test_partitions_seen_are_remembered_per_engine_and_forgotten_when_dropped(pg
         with write_transaction(other) as conn:
             partitions.drop_partition(conn=conn, day=day)
         assert day not in partitions._seen[pg_engine].days  # the next batch creates it again
-        assert _insert(pg_engine, ids, [[NOW - 3 * DAY]], [[1.0]]) == 1
+        assert insert_samples(pg_engine, ids, [[NOW - 3 * DAY]], [[1.0]]) == 1
         with pg_engine.connect() as conn:
             assert day in list_partitions(conn=conn)
     finally:

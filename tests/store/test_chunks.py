@@ -12,9 +12,9 @@ from correlator.store.compaction import compact, thaw
 from correlator.store.engine import write_transaction
 from correlator.store.retention import run_retention
 from correlator.store.rollups import rebuild_hours
-from correlator.store.samples import HOUR_MS, insert_rows, read_range, sample_rows, time_bounds
-from correlator.store.series import ensure_series
+from correlator.store.samples import HOUR_MS, insert_rows, sample_rows, time_bounds
 from tests.conftest import scenarios_dir
+from tests.helpers import count_rows, insert_samples, read_samples, store_series
 
 NOW = 1_764_633_600.0 + 13 * 3600.0 + 1234.5  # 2025-12-02 13:20:34.5 UTC
 SPECIAL = [-0.0, np.inf, -np.inf, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, np.nan]
@@ -23,9 +23,7 @@ SPECIAL = [-0.0, np.inf, -np.inf, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, np.
 def _store(engine, hours: float = 6.0, seed: int = 3):
     """Store 15 s samples (ms jitter, NaN, special floats) of four series up to NOW."""
     rng = np.random.default_rng(seed)
-    with write_transaction(engine) as conn:
-        ids = ensure_series(conn=conn, items={f"k{i}": (f"m{i}", {"i": str(i)}) for i in range(4)})
-    ids = [ids[f"k{i}"] for i in range(4)]
+    ids = store_series(engine, 4)
     base = np.arange(NOW - hours * 3600, NOW, 15.0)
     ts, vals = [], []
     for k in range(len(ids)):
@@ -36,19 +34,8 @@ def _store(engine, hours: float = 6.0, seed: int = 3):
         v[200 : 200 + len(SPECIAL)] = SPECIAL
         ts.append(t.tolist())
         vals.append(v.tolist())
-    with write_transaction(engine) as conn:
-        insert_rows(conn=conn, rows=sample_rows(ids, ts, vals))
+    insert_samples(engine, ids, ts, vals)
     return ids, NOW - hours * 3600
-
-
-def _read(engine, ids, start, end, step=None):
-    with engine.connect() as conn:
-        return read_range(conn=conn, series_ids=ids, start=start, end=end, step=step)
-
-
-def _count(engine, table: str) -> int:
-    with engine.connect() as conn:
-        return conn.exec_driver_sql(f"SELECT COUNT(*) FROM {table}").scalar()
 
 
 def _same(a, b) -> None:
@@ -87,26 +74,26 @@ def _windows(t0: float) -> list[tuple[float, float]]:
 def test_reads_after_compaction_are_bit_for_bit_the_reads_before(engine):
     ids, t0 = _store(engine)
     steps = (None, 15, 30, 60, 300, 3600)
-    before = {(w, s): _read(engine, ids, *w, step=s) for w in _windows(t0) for s in steps}
-    raw_rows = _count(engine, "samples")
+    before = {(w, s): read_samples(engine, ids, *w, step=s) for w in _windows(t0) for s in steps}
+    raw_rows = count_rows(engine, "samples")
 
     report = compact(engine=engine, now=NOW, head_seconds=3600)
 
     assert report.hours == sorted(report.hours) and len(report.hours) >= 4
-    assert report.samples == raw_rows - _count(engine, "samples") > 0.6 * raw_rows
+    assert report.samples == raw_rows - count_rows(engine, "samples") > 0.6 * raw_rows
     with engine.connect() as conn:
         assert chunks.sample_count(conn=conn) == report.samples
         newest = conn.exec_driver_sql("SELECT MIN(hour) FROM samples").scalar()
     assert newest * HOUR_MS >= (NOW - 2 * 3600) * 1000  # the head stays raw
     for (window, step), got in before.items():
-        after = _read(engine, ids, *window, step=step)
+        after = read_samples(engine, ids, *window, step=step)
         if step is None:
             _same(after, got)
         else:  # among equal extremes of a bucket, which sample is kept is the engine's pick
             assert _buckets(after, step) == _buckets(got, step), (window, step)
     # Infinities, the smallest subnormal and NaN (stored NULL) come back exactly, and -0.0
     # too where the raw head kept it: SQLite stores a whole REAL as an integer, so 0.0.
-    whole = _read(engine, ids, t0 - 1, NOW + 1)
+    whole = read_samples(engine, ids, t0 - 1, NOW + 1)
     special = whole[ids[0]].values[200 : 200 + len(SPECIAL)]
     expected = np.array(SPECIAL)
     if engine.dialect.name == "sqlite":
@@ -137,7 +124,7 @@ def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(
     ids, t0 = _store(engine)
     hour_start = (int(t0 * 1000) // HOUR_MS + 1) * HOUR_MS / 1000.0
     window = (hour_start, hour_start + 3599.999)
-    old = _read(engine, ids, *window)
+    old = read_samples(engine, ids, *window)
     compact(engine=engine, now=NOW, head_seconds=3600)
 
     taken = old[ids[1]]
@@ -148,7 +135,7 @@ def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(
     assert added == 2
 
     def check():
-        got = _read(engine, ids, *window)[ids[1]]
+        got = read_samples(engine, ids, *window)[ids[1]]
         assert len(got.ts) == len(taken.ts) + 2
         assert len(np.unique(got.ts)) == len(got.ts)  # no duplicate timestamps
         at = dict(zip(got.ts.tolist(), got.values.tolist(), strict=True))
@@ -201,7 +188,7 @@ def test_retention_rolls_up_and_drops_chunks_past_the_cutoff(engine):
     with engine.connect() as conn:
         held = chunks.sample_count(conn=conn)
         day = int(NOW // 86400) * 24  # today's first hour: yesterday goes
-        gone = chunks.sample_count(conn=conn, below_hour=day)
+        gone = chunks.sample_count(conn=conn, to_hour=day)
     assert 0 < gone < held
 
     report = run_retention(engine=engine, raw_days=0, rollup_days=90, now=NOW)
@@ -217,7 +204,7 @@ def test_retention_rolls_up_and_drops_chunks_past_the_cutoff(engine):
             f'SELECT SUM("count") FROM samples_1m WHERE hour < {day}'
         ).scalar()
     assert rolled > 0.9 * gone  # every non-NaN sample that went is in the rollups
-    today = _read(engine, ids, day * 3600, NOW)
+    today = read_samples(engine, ids, day * 3600, NOW)
     assert all(d.ts.min() >= day * 3600 for d in today.values())
 
 
@@ -228,24 +215,24 @@ def before_count(data) -> int:
 
 def test_an_interrupted_compaction_resumes_where_it_stopped(engine):
     ids, t0 = _store(engine, hours=30.0)  # two days: at least two transactions
-    before = _read(engine, ids, t0 - 1, NOW + 1)
+    before = read_samples(engine, ids, t0 - 1, NOW + 1)
 
     def stop(done, total, report):
         raise KeyboardInterrupt  # after the first one committed
 
     with pytest.raises(KeyboardInterrupt):
         compact(engine=engine, now=NOW, head_seconds=3600, progress=stop)
-    _same(_read(engine, ids, t0 - 1, NOW + 1), before)  # half raw, half chunked
+    _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)  # half raw, half chunked
     with engine.connect() as conn:
         assert 0 < chunks.sample_count(conn=conn) < before_count(before)
     rest = compact(engine=engine, now=NOW, head_seconds=3600, max_hours=100)
     assert len(rest.hours) >= 2 and rest.pending == 0
-    _same(_read(engine, ids, t0 - 1, NOW + 1), before)
+    _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)
 
 
 def test_thaw_moves_chunked_samples_back_to_raw(engine):
     ids, t0 = _store(engine)
-    before = _read(engine, ids, t0 - 1, NOW + 1)
+    before = read_samples(engine, ids, t0 - 1, NOW + 1)
     compact(engine=engine, now=NOW, head_seconds=3600)
     first = int(t0 * 1000) // HOUR_MS + 2
     with write_transaction(engine) as conn:
@@ -258,7 +245,7 @@ def test_thaw_moves_chunked_samples_back_to_raw(engine):
         assert moved > 0
         left = chunks.read_chunks(conn=conn, series_ids=[ids[2]], first_hour=first, last_hour=10**9)
         assert left == []
-    _same(_read(engine, ids, t0 - 1, NOW + 1), before)
+    _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)
 
 
 def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(engine):
@@ -267,7 +254,7 @@ def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(e
 
     ids, t0 = _store(engine)
     roll_up(engine=engine, now=NOW, max_hours=100)
-    before = {s: _read(engine, ids, t0 - 1, NOW + 1, step=s) for s in (60, 300, 3600)}
+    before = {s: read_samples(engine, ids, t0 - 1, NOW + 1, step=s) for s in (60, 300, 3600)}
     report = compact(engine=engine, now=NOW, head_seconds=3600)
     with engine.connect() as conn:
         states = hour_states(conn=conn, first=0, last=10**7)
@@ -275,7 +262,9 @@ def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(e
     assert all(states[h] == COMPACTED for h in report.hours)
     assert not set(kept) & set(report.hours)  # chunks answer for those hours now
     for step, got in before.items():  # rollups' minute extremes, now the raw ones
-        assert _buckets(_read(engine, ids, t0 - 1, NOW + 1, step=step), step) == _buckets(got, step)
+        assert _buckets(read_samples(engine, ids, t0 - 1, NOW + 1, step=step), step) == _buckets(
+            got, step
+        )
 
     hour = report.hours[1]
     late = hour * 3600 + 1.5
@@ -292,7 +281,7 @@ def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(e
         )
         assert top.scalar() == 1e6
     assert compact(engine=engine, now=NOW, head_seconds=3600).hours == [hour]
-    got = _read(engine, ids, hour * 3600, hour * 3600 + 59, step=60)
+    got = read_samples(engine, ids, hour * 3600, hour * 3600 + 59, step=60)
     assert got[ids[0]].values.max() == 1e6
 
 
@@ -302,15 +291,15 @@ def test_db_compact_converts_a_store_with_progress_and_a_second_run_finds_nothin
     from causeline.cli import main
 
     ids, t0 = _store(engine, hours=30.0)
-    before = _read(engine, ids, t0 - 1, NOW + 1)
+    before = read_samples(engine, ids, t0 - 1, NOW + 1)
 
     assert main(["db", "compact", "--database-url", db_url, "--head-hours", "1"]) == 0
     out = capsys.readouterr()
     assert "compacting: " in out.err and "hours (100%)" in out.err
     first = json.loads(out.out)
     assert first["samples"] > 0 and first["pending"] == 0
-    assert _count(engine, "samples") == 0  # the data is older than any head: all of it moves
-    _same(_read(engine, ids, t0 - 1, NOW + 1), before)
+    assert count_rows(engine, "samples") == 0  # the data is older than any head: all of it moves
+    _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)
 
     assert main(["db", "compact", "--database-url", db_url]) == 0
     assert json.loads(capsys.readouterr().out)["samples"] == 0
@@ -328,7 +317,7 @@ def test_a_stored_incident_analyzes_the_same_after_compaction(engine, name):
     first = import_bundle(engine=engine, bundle=bundle)
     before = export_bundle(engine=engine, start=0, end=2e9)
     report = compact(engine=engine, head_seconds=3600, max_hours=10**6)
-    assert report.samples == first.inserted and _count(engine, "samples") == 0
+    assert report.samples == first.inserted and count_rows(engine, "samples") == 0
     assert import_bundle(engine=engine, bundle=bundle).inserted == 0  # a retry adds nothing
     after = export_bundle(engine=engine, start=0, end=2e9)
     for a, b in zip(before.series, after.series, strict=True):
@@ -343,20 +332,18 @@ def _ranked(result: dict) -> str:
     return json.dumps({k: v for k, v in result.items() if k != "timings"}, sort_keys=True)
 
 
-def test_hours_compacted_together_give_the_chunks_of_one_hour_at_a_time(engine, monkeypatch):
-    from correlator.store import compaction
-
+def test_hours_compacted_together_give_the_chunks_of_one_hour_at_a_time(engine):
     _store(engine, hours=30.0)
     query = "SELECT * FROM sample_chunks ORDER BY series_id, hour"
-    monkeypatch.setattr(compaction, "GROUP_ROWS", 1)  # every hour on its own
-    one_by_one = compact(engine=engine, now=NOW, head_seconds=3600, max_hours=100)
+    one_by_one = compact(  # every hour on its own
+        engine=engine, now=NOW, head_seconds=3600, max_hours=100, group_rows=1
+    )
     with engine.connect() as conn:
         expected = conn.exec_driver_sql(query).all()
         conn.exec_driver_sql("DELETE FROM sample_chunks")
         conn.commit()
     ids, t0 = _store(engine, hours=30.0)  # the same samples again, raw
-    monkeypatch.setattr(compaction, "GROUP_ROWS", 10**9)
-    together = compact(engine=engine, now=NOW, head_seconds=3600, max_hours=100)
+    together = compact(engine=engine, now=NOW, head_seconds=3600, max_hours=100, group_rows=10**9)
     assert together.hours == one_by_one.hours and together.samples == one_by_one.samples
     assert together.chunks < one_by_one.chunks  # fewer writes for the same chunks
     with engine.connect() as conn:

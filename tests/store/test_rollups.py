@@ -28,28 +28,17 @@ from correlator.store.rollup_state import (
     mark_late,
 )
 from correlator.store.rollups import roll_up
-from correlator.store.samples import HOUR_MS, insert_rows, read_range, sample_rows
-from correlator.store.series import ensure_series
+from correlator.store.samples import HOUR_MS
+from tests.helpers import insert_samples, read_samples, store_series
 
 NOW = 1_764_633_600.0 + 13 * 3600.0 + 1234.5  # 2025-12-02 13:20:34.5 UTC
 STEPS = (60, 120, 300, 900, 3600)
 
 
-def _series(engine, n: int) -> list[int]:
-    with write_transaction(engine) as conn:
-        ids = ensure_series(conn=conn, items={f"k{i}": (f"m{i}", {"i": str(i)}) for i in range(n)})
-    return [ids[f"k{i}"] for i in range(n)]
-
-
-def _insert(engine, ids, ts, values) -> int:
-    with write_transaction(engine) as conn:
-        return insert_rows(conn=conn, rows=sample_rows(ids, ts, values))
-
-
 def _random_store(engine, hours: float = 6.0, seed: int = 3):
     """Store 15 s samples (ms jitter, NaN, ties) of four series up to NOW; return ids, t0."""
     rng = np.random.default_rng(seed)
-    ids = _series(engine, 4)
+    ids = store_series(engine, 4)
     t0 = NOW - hours * 3600
     base = np.arange(t0, NOW, 15.0)
     ts, vals = [], []
@@ -60,13 +49,8 @@ def _random_store(engine, hours: float = 6.0, seed: int = 3):
         v[100:110] = np.nan  # a few NaN-only minutes
         ts.append(t.tolist())
         vals.append(v.tolist())
-    _insert(engine, ids, ts, vals)
+    insert_samples(engine, ids, ts, vals)
     return ids, t0
-
-
-def _read(engine, ids, start, end, step=None):
-    with engine.connect() as conn:
-        return read_range(conn=conn, series_ids=ids, start=start, end=end, step=step)
 
 
 def _buckets(data, step: float) -> dict:
@@ -103,8 +87,10 @@ def _snapshot(engine) -> tuple[list, list]:
 def test_stepped_reads_from_rollups_keep_each_buckets_raw_extremes(engine):
     ids, t0 = _random_store(engine)
     windows = _windows(t0)
-    before = {(w, s): _read(engine, ids, *w, step=s) for w in windows for s in (*STEPS, 144, 30)}
-    plain = _read(engine, ids, t0, NOW)
+    before = {
+        (w, s): read_samples(engine, ids, *w, step=s) for w in windows for s in (*STEPS, 144, 30)
+    }
+    plain = read_samples(engine, ids, t0, NOW)
 
     report = roll_up(engine=engine, now=NOW, max_hours=100)
     last_done = int((NOW - 300) * 1000) // HOUR_MS - 1  # the newest hour ended 5 min ago
@@ -116,7 +102,7 @@ def test_stepped_reads_from_rollups_keep_each_buckets_raw_extremes(engine):
 
     served_by_minutes = 0
     for (window, step), raw in before.items():
-        got = _read(engine, ids, *window, step=step)
+        got = read_samples(engine, ids, *window, step=step)
         if step < 60:  # a step under a minute reads raw, as before
             assert _buckets(got, step) == _buckets(raw, step)
             continue
@@ -130,7 +116,7 @@ def test_stepped_reads_from_rollups_keep_each_buckets_raw_extremes(engine):
             int((np.rint(d.ts * 1000) % 60_000 < 2).sum()) for d in got.values()
         )
     assert served_by_minutes > 1000
-    again = _read(engine, ids, t0, NOW)  # no step: raw samples, unchanged
+    again = read_samples(engine, ids, t0, NOW)  # no step: raw samples, unchanged
     for sid in ids:
         np.testing.assert_array_equal(again[sid].ts, plain[sid].ts)
         np.testing.assert_array_equal(again[sid].values, plain[sid].values)
@@ -141,22 +127,22 @@ def test_a_late_sample_shows_at_once_and_after_the_hour_is_rolled_again(engine):
     roll_up(engine=engine, now=NOW, max_hours=100)
     late_ts = t0 + 2 * 3600 + 1234.567
     hour = int(late_ts * 1000) // HOUR_MS
-    assert _insert(engine, [ids[0]], [[late_ts]], [[1e6]]) == 1
+    assert insert_samples(engine, [ids[0]], [[late_ts]], [[1e6]]) == 1
     with engine.connect() as conn:
         assert hour_states(conn=conn, first=hour, last=hour) == {hour: STALE}
     window = (t0, NOW)
-    seen = _read(engine, ids, *window, step=300)[ids[0]]
+    seen = read_samples(engine, ids, *window, step=300)[ids[0]]
     assert seen.values.max() == 1e6 and seen.ts[seen.values.argmax()] == pytest.approx(late_ts)
 
     report = roll_up(engine=engine, now=NOW, max_hours=100)
     assert report.hours == [hour]
-    seen = _read(engine, ids, *window, step=300)[ids[0]]
+    seen = read_samples(engine, ids, *window, step=300)[ids[0]]
     assert seen.values.max() == 1e6
     assert seen.ts[seen.values.argmax()] == pytest.approx((late_ts // 60) * 60, abs=0.002)
     rolled = _snapshot(engine)
 
     # A retried batch stores nothing new and leaves the rollup as it is.
-    assert _insert(engine, [ids[0]], [[late_ts]], [[1e6]]) == 0
+    assert insert_samples(engine, [ids[0]], [[late_ts]], [[1e6]]) == 0
     assert roll_up(engine=engine, now=NOW, max_hours=100).hours == []
     assert _snapshot(engine) == rolled
     minute = int(late_ts // 60) * 60_000
@@ -201,23 +187,23 @@ def test_the_job_is_bounded_and_a_rerun_changes_nothing(engine):
     assert again.hours == [] and again.pending == 0
     assert _snapshot(engine) == done
     # Fresh samples (of the current hour) write no hour state.
-    _insert(engine, [ids[0]], [[time.time()]], [[1.0]])
+    insert_samples(engine, [ids[0]], [[time.time()]], [[1.0]])
     assert _snapshot(engine)[1] == done[1]
 
 
 def test_retention_after_rollups_keeps_counts_right(engine):
     day = 86_400.0
-    ids = _series(engine, 2)
+    ids = store_series(engine, 2)
     rng = np.random.default_rng(11)
     ts = np.arange(NOW - 10 * day, NOW, 60.0) + 7.5
     vals = [rng.normal(0, 1, len(ts)) for _ in ids]
     vals[1][::13] = np.nan
-    _insert(engine, ids, [ts.tolist()] * 2, [v.tolist() for v in vals])
+    insert_samples(engine, ids, [ts.tolist()] * 2, [v.tolist() for v in vals])
     while roll_up(engine=engine, now=NOW, max_hours=500).hours:
         pass
     cut = cutoff_hour(now=NOW, days=7)
     stale_ts = (cut - 30) * 3600 + 100.0  # an old hour, rolled up, then a late sample
-    assert _insert(engine, [ids[0]], [[stale_ts]], [[99.0]]) == 1
+    assert insert_samples(engine, [ids[0]], [[stale_ts]], [[99.0]]) == 1
 
     report = run_retention(engine=engine, raw_days=7, rollup_days=90, now=NOW)
     assert report.rolled_up_minutes == 2 * 60  # only the stale hour is rebuilt
@@ -248,10 +234,10 @@ def test_retention_after_rollups_keeps_counts_right(engine):
 
     # A sample later than retention: read beside the rollups, then merged in once.
     old_ts = (cut - 50) * 3600 + 200.0
-    assert _insert(engine, [ids[0]], [[old_ts]], [[-99.0]]) == 1
+    assert insert_samples(engine, [ids[0]], [[old_ts]], [[-99.0]]) == 1
     with engine.connect() as conn:
         assert hour_states(conn=conn, first=cut - 50, last=cut - 50) == {cut - 50: EXPIRED_LATE}
-    seen = _read(engine, ids, old_ts - 3600, old_ts + 3600, step=600)[ids[0]]
+    seen = read_samples(engine, ids, old_ts - 3600, old_ts + 3600, step=600)[ids[0]]
     assert seen.values.min() == -99.0
     merged = run_retention(engine=engine, raw_days=7, rollup_days=90, now=NOW)
     assert merged.rolled_up_minutes == 1 and merged.deleted_raw_rows == 1
