@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from correlator.api.app import create_app  # noqa: E402
 from correlator.settings import ServiceSettings  # noqa: E402
-from correlator.store.catalog import upsert_sla  # noqa: E402
 from correlator.store.engine import make_engine, write_transaction  # noqa: E402
 from correlator.store.migrate import upgrade  # noqa: E402
+from correlator.store.slas import upsert_sla  # noqa: E402
 from correlator.store.tokens import create_token  # noqa: E402
 from tests.alerts.receiver import Receiver  # noqa: E402
 from tests.helpers import free_port  # noqa: E402

@@ -16,17 +16,12 @@ import numpy as np
 import orjson
 
 from collector.schema import MAX_LABEL_VALUE_LENGTH, MAX_LABELS_PER_SERIES
+from correlator.limits import MAX_DESCRIPTION, MAX_NAME, MAX_SUMMARY, MAX_TS
+from correlator.records.sla import rule_problem
 
-CHANGE_KINDS = ("deploy", "config", "feature", "image", "capacity", "infra")
-AGGREGATES = ("max", "min", "mean", "sum")
 # A bundle file (or a stored baseline) is refused past this size once inflated; the public
 # scenarios inflate to about 10 MB. ``causeline import --max-file-bytes`` raises it.
 MAX_FILE_BYTES = 512 * 1024 * 1024
-MAX_TS = 1e11  # unix seconds, as the API takes them
-# The API's text limits (correlator/api/routes/slas.py and changes.py).
-MAX_NAME = 200
-MAX_SUMMARY = 10_000
-MAX_DESCRIPTION = 100_000
 
 
 class BundleError(ValueError):
@@ -346,34 +341,25 @@ def _check_topology(topology: object, path: Path) -> dict:
 
 
 def check_sla(sla: object, path: Path | str) -> dict:
-    """Validate an SLA object; raise ``BundleError`` naming the field."""
+    """Check an SLA against its record (``correlator.records.sla``); errors name the field."""
     if not isinstance(sla, dict):
         raise BundleError(path, "must be an object")
-    for key in ("name", "metric"):
-        if not isinstance(sla.get(key), str) or not sla[key]:
-            raise BundleError(path, f"'{key}' must be a non-empty string")
+    _check_name(sla.get("name"), path, "'name'")
     _check_text(sla, path)
-    _check_name(sla["name"], path, "'name'")
-    if len(sla["metric"]) > MAX_NAME:
-        raise BundleError(path, f"'metric' must be at most {MAX_NAME} characters")
     if not isinstance(sla.get("labels", {}), dict):
         raise BundleError(path, "'labels' must be an object")
     _check_labels(sla.get("labels", {}), path, "'labels'", MAX_NAME)
     if len(str(sla.get("description") or "")) > MAX_DESCRIPTION:
         raise BundleError(path, f"'description' is longer than {MAX_DESCRIPTION} characters")
-    if sla.get("aggregate", "max") not in AGGREGATES:
-        raise BundleError(path, f"'aggregate' must be one of {', '.join(AGGREGATES)}")
-    if "breach_start" in sla:
-        _check_seconds(sla["breach_start"], path, "'breach_start'")
+    problem = rule_problem(sla)
+    if problem:
+        raise BundleError(path, problem)
+    if sla.get("breach_start") is not None:
         return sla
-    if sla.get("op") not in (">", "<"):
+    if sla.get("op") is None:
         raise BundleError(path, "'op' must be '>' or '<' (or give 'breach_start')")
-    threshold = sla.get("threshold")
-    if not isinstance(threshold, int | float) or not -1e15 <= threshold <= 1e15:
+    if sla.get("threshold") is None:
         raise BundleError(path, "'threshold' must be a number in ±1e15 (or give 'breach_start')")
-    for_seconds = sla.get("for_seconds", 0)
-    if not isinstance(for_seconds, int | float) or not 0 <= for_seconds <= 1e7:
-        raise BundleError(path, "'for_seconds' must be a number of seconds in [0, 1e7]")
     return sla
 
 

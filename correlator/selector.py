@@ -35,6 +35,7 @@ class Matcher:
             return actual == self.value
         if self.op == "!=":
             return actual != self.value
+        assert self.pattern is not None  # compiled for every regex matcher (matcher())
         hit = self.pattern.fullmatch(actual) is not None
         return hit if self.op == "=~" else not hit
 

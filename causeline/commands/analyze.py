@@ -107,7 +107,7 @@ def prometheus_inputs(args, engine):
     else:
         if engine is None:
             raise CliError(f"no store to read SLA {args.sla!r} from; give --sla-file F")
-        from correlator.store.catalog import get_sla
+        from correlator.store.slas import get_sla
 
         with engine.connect() as conn:
             sla = get_sla(conn=conn, name=args.sla)

@@ -15,9 +15,7 @@ from causeline.commands.process_common import (
     when,
     writing,
 )
-
-KINDS = ("deploy", "config", "feature", "image", "capacity", "infra")
-STAGES = ("offline_eval", "shadow", "canary", "full", "rollback")
+from correlator.vocabulary import CHANGE_KINDS, ROLLOUT_STAGES, TEAMS
 
 
 def register(sub) -> None:
@@ -37,8 +35,8 @@ def register(sub) -> None:
         "causeline change add --kind config --owner infra --target service:user-features "
         '--summary "raise pool size" --at now-10m --author wang.fang',
     )
-    add.add_argument("--kind", required=True, choices=KINDS)
-    add.add_argument("--owner", required=True, choices=("algo", "infra"), help="owning team")
+    add.add_argument("--kind", required=True, choices=CHANGE_KINDS)
+    add.add_argument("--owner", required=True, choices=TEAMS, help="owning team")
     add.add_argument(
         "--target", default="", help="model:NAME, instance:ID, service:NAME, host:NAME"
     )
@@ -46,7 +44,9 @@ def register(sub) -> None:
     add.add_argument("--scope", default=None, help="impact scope in words")
     add.add_argument("--planned", type=parse_time, default=None, help="planned time")
     add.add_argument("--at", type=parse_time, default=None, help="when it happened")
-    add.add_argument("--stage", choices=STAGES, default=None, help="rollout stage of a deploy")
+    add.add_argument(
+        "--stage", choices=ROLLOUT_STAGES, default=None, help="rollout stage of a deploy"
+    )
     add.add_argument("--canary-percent", type=float, default=None)
     add.add_argument("--version", default=None)
     add.add_argument("--label", action="append", default=[], help="KEY=VALUE (repeatable)")
@@ -58,7 +58,7 @@ def register(sub) -> None:
     )
     done.add_argument("id")
     done.add_argument("--at", type=parse_time, default=None, help="when (default: now)")
-    done.add_argument("--stage", choices=STAGES, default=None)
+    done.add_argument("--stage", choices=ROLLOUT_STAGES, default=None)
     add_common(done, author=True)
     done.set_defaults(func=done_cmd)
     ls = subparser(
@@ -69,8 +69,8 @@ def register(sub) -> None:
     )
     ls.add_argument("--from", dest="start", type=parse_time, default=None)
     ls.add_argument("--to", dest="end", type=parse_time, default=None)
-    ls.add_argument("--kind", choices=KINDS, default=None)
-    ls.add_argument("--owner", choices=("algo", "infra"), default=None)
+    ls.add_argument("--kind", choices=CHANGE_KINDS, default=None)
+    ls.add_argument("--owner", choices=TEAMS, default=None)
     ls.add_argument("--json", action="store_true", help="print JSON")
     add_common(ls)
     ls.set_defaults(func=list_cmd)

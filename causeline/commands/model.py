@@ -9,6 +9,7 @@ from pathlib import Path
 from causeline.cli import CliError
 from causeline.commands.common import subparser
 from causeline.commands.process_common import add_common, author_of, reading, show, writing
+from correlator.vocabulary import TEAMS
 
 
 def register(sub) -> None:
@@ -27,7 +28,7 @@ def register(sub) -> None:
         'causeline model add click_rank_v3 --owner algo --description "CTR ranking"',
     )
     add.add_argument("name")
-    add.add_argument("--owner", choices=("algo", "infra"), default="algo")
+    add.add_argument("--owner", choices=TEAMS, default="algo")
     add.add_argument("--description", default="")
     add_common(add, author=True)
     add.set_defaults(func=add_cmd)

@@ -7,6 +7,7 @@ import time
 from causeline.cli import CliError
 from causeline.commands.common import parse_time, subparser
 from causeline.commands.process_common import add_common, author_of, reading, show, writing
+from correlator.vocabulary import TEAMS
 
 
 def register(sub) -> None:
@@ -37,7 +38,7 @@ def register(sub) -> None:
     )
     rot.add_argument("name")
     rot.add_argument("members", nargs="+", help="NAME or NAME=CONTACT")
-    rot.add_argument("--team", required=True, choices=("algo", "infra"))
+    rot.add_argument("--team", required=True, choices=TEAMS)
     rot.add_argument("--model", default="", help="only for this model (default: all)")
     rot.add_argument("--start", type=parse_time, required=True, help="start of the first week")
     rot.add_argument("--period-days", type=float, default=7.0)
@@ -51,7 +52,7 @@ def register(sub) -> None:
         '--from now --to now+2d --reason "swap"',
     )
     ov.add_argument("person")
-    ov.add_argument("--team", required=True, choices=("algo", "infra"))
+    ov.add_argument("--team", required=True, choices=TEAMS)
     ov.add_argument("--model", default="")
     ov.add_argument("--contact", default="")
     ov.add_argument("--from", dest="start", type=parse_time, required=True)
@@ -67,7 +68,7 @@ def now_cmd(args) -> int:
 
     with reading(args) as conn:
         got = who_is_on_call(conn=conn, model=args.model, at=args.at or time.time())
-    for team in ("algo", "infra"):
+    for team in TEAMS:
         who = got[team]
         print(
             f"{team:5}: "

@@ -14,8 +14,8 @@ from causeline.commands.process_common import (
     show,
     writing,
 )
+from correlator.vocabulary import DEFAULT_SEVERITY, SEVERITIES
 
-SEVERITIES = ("critical", "major", "minor", "info")
 # check_sla names the stored field; the CLI names the flag that sets it.
 FLAGS = {"'for_seconds'": "--for", "'description'": "--doc"}
 
@@ -52,7 +52,7 @@ def register(sub) -> None:
         metavar="DURATION",
         help="how long the breach must last: seconds or 2m (default 0)",
     )
-    add.add_argument("--severity", choices=SEVERITIES, default="major")
+    add.add_argument("--severity", choices=SEVERITIES, default=DEFAULT_SEVERITY)
     add.add_argument("--doc", metavar="FILE", default=None, help="the SLA document (Markdown)")
     add.add_argument("--replace", action="store_true", help="overwrite an SLA of that name")
     add_common(add, author=True)
@@ -114,7 +114,7 @@ def build_sla(args) -> dict:
 
 def add_cmd(args) -> int:
     """Store an SLA and print it."""
-    from correlator.store.catalog import save_sla
+    from correlator.store.slas import save_sla
 
     sla = build_sla(args)
     with writing(args) as conn:
@@ -135,7 +135,7 @@ def condition(sla: dict) -> str:
 
 def list_cmd(args) -> int:
     """Print the SLAs as a table."""
-    from correlator.store.catalog import list_slas
+    from correlator.store.slas import list_slas
 
     with reading(args) as conn:
         rows = list_slas(conn=conn)
@@ -153,7 +153,7 @@ def list_cmd(args) -> int:
 
 def show_cmd(args) -> int:
     """Print one SLA as JSON."""
-    from correlator.store.catalog import get_sla
+    from correlator.store.slas import get_sla
 
     with reading(args) as conn:
         got = get_sla(conn=conn, name=args.name)
@@ -165,7 +165,7 @@ def show_cmd(args) -> int:
 
 def delete_cmd(args) -> int:
     """Delete one SLA."""
-    from correlator.store.catalog import delete_sla
+    from correlator.store.slas import delete_sla
 
     with writing(args) as conn:
         if not delete_sla(conn=conn, name=args.name):

@@ -8,7 +8,6 @@ from sqlalchemy import Connection, select
 
 from collector.schema import Event
 from correlator.alerts.outbox import enqueue_incident_event
-from correlator.store.catalog import get_sla
 from correlator.store.events import insert_events
 from correlator.store.incidents import (
     add_note,
@@ -17,7 +16,9 @@ from correlator.store.incidents import (
     open_incident,
     open_incident_for,
 )
+from correlator.store.slas import get_sla
 from correlator.store.tables import Event as EventRow
+from correlator.vocabulary import DEFAULT_SEVERITY
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 
@@ -108,7 +109,7 @@ def take_webhook(
                     new = open_incident(
                         conn=conn,
                         sla=sla_name,
-                        severity=labels.get("severity") or sla.get("severity") or "major",
+                        severity=labels.get("severity") or sla.get("severity") or DEFAULT_SEVERITY,
                         breach_start=event.ts,
                         now=now,
                         by="alertmanager",

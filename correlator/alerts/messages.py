@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 from urllib.parse import quote, urlencode
 
-Event = Literal["opened", "updated", "resolved"]
+from correlator.vocabulary import DEFAULT_SEVERITY, TEAMS, AlertEvent
+
+Event = AlertEvent
 BOARD_BEFORE_S = 3600.0
 BOARD_AFTER_S = 1800.0
 
@@ -132,7 +133,7 @@ def _scope(incident: dict) -> tuple[str, dict]:
 
 def _oncall(incident: dict) -> dict[str, str]:
     out = {}
-    for team in ("algo", "infra"):
+    for team in TEAMS:
         who = (incident.get("oncall") or {}).get(team)
         if isinstance(who, dict) and who.get("person"):
             contact = who.get("contact") or ""
@@ -189,8 +190,8 @@ def build_message(
         value_line = f"now {_number(value)} (threshold {_number(float(threshold or 0))})"
     else:
         value_line = f"{_number(value)} vs threshold {_number(float(threshold or 0))}"
-    severity = str(incident.get("severity") or sla.get("severity") or "major")
-    team = suspects[0].owner if suspects and suspects[0].owner in ("algo", "infra") else ""
+    severity = str(incident.get("severity") or sla.get("severity") or DEFAULT_SEVERITY)
+    team = suspects[0].owner if suspects and suspects[0].owner in TEAMS else ""
     verb = {"opened": "SLA breach", "updated": "Top suspect changed", "resolved": "Resolved"}
     title = f"[{severity.upper()}] {verb[event]}: {incident['sla']}"
     labels = {"sla": str(incident["sla"]), "model": model, "severity": severity, "team": team}

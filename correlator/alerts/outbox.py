@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import Literal
 
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
@@ -15,10 +14,11 @@ from correlator.alerts.messages import build_message, suspect_key
 from correlator.alerts.routing import load_config
 from correlator.alerts.silences import silenced_until
 from correlator.promsource.reader import PromSourceError
-from correlator.store.catalog import get_sla
 from correlator.store.dialect import upsert_insert
+from correlator.store.slas import get_sla
 from correlator.store.tables import AlertOutbox
 from correlator.store.windows import MetricSource, sla_series
+from correlator.vocabulary import DEFAULT_AGGREGATE, AlertEvent
 
 log = logging.getLogger(__name__)
 STATUSES = ("pending", "sending", "sent", "failed", "silenced", "stale")
@@ -44,7 +44,7 @@ def current_value(
     last = [float(s.values[-1]) for s in series if len(s.values)]
     if not last:
         return None
-    return AGGREGATES.get(sla.get("aggregate") or "max", max)(last)
+    return AGGREGATES.get(sla.get("aggregate") or DEFAULT_AGGREGATE, max)(last)
 
 
 def too_old(now: float, settings) -> str:
@@ -75,7 +75,7 @@ def enqueue_incident_event(
     *,
     conn: Connection,
     incident: dict,
-    event: Literal["opened", "updated", "resolved"],
+    event: AlertEvent,
     settings,
     now: float | None = None,
     value: float | None = None,
@@ -173,7 +173,7 @@ def insert_row(
         "next_attempt_at": 0,
         "claimed_by": "",
         "claimed_until": 0,
-        "created_at": round(now * 1000),
+        "created_at": now,
         "last_error": last_error,
     }
     stmt = upsert_insert(conn, AlertOutbox).values(**row)
@@ -191,10 +191,10 @@ def outbox_dict(row: AlertOutbox, *, payload: bool = False) -> dict:
         "kind": row.kind,
         "status": row.status,
         "attempts": row.attempts,
-        "next_attempt_at": row.next_attempt_at / 1000.0 if row.status == "pending" else None,
-        "created_at": row.created_at / 1000.0,
-        "sent_at": None if row.sent_at is None else row.sent_at / 1000.0,
-        "silenced_until": None if row.silenced_until is None else row.silenced_until / 1000.0,
+        "next_attempt_at": row.next_attempt_at if row.status == "pending" else None,
+        "created_at": row.created_at,
+        "sent_at": row.sent_at,
+        "silenced_until": row.silenced_until,
         "last_error": row.last_error,
         "top_suspect": row.top_suspect,
         "labels": row.labels,
@@ -226,6 +226,6 @@ def retry_row(*, conn: Connection, row_id: int, now: float) -> bool:
     result = conn.execute(
         update(AlertOutbox)
         .where(AlertOutbox.id == row_id, AlertOutbox.status == "failed")
-        .values(status="pending", attempts=0, next_attempt_at=round(now * 1000), last_error="")
+        .values(status="pending", attempts=0, next_attempt_at=now, last_error="")
     )
     return result.rowcount == 1

@@ -11,8 +11,8 @@ from pathlib import Path
 from correlator.alerts.channels import Channel
 from correlator.alerts.formats import KINDS
 from correlator.alerts.targets import refused_target
+from correlator.vocabulary import DEFAULT_SEVERITY, SEVERITIES
 
-SEVERITIES = ("info", "minor", "major", "critical")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -35,7 +35,7 @@ class Route:
             return False
         if self.teams and labels.get("team") not in self.teams:
             return False
-        sev = labels.get("severity", "major")
+        sev = labels.get("severity", DEFAULT_SEVERITY)
         rank = SEVERITIES.index(sev) if sev in SEVERITIES else len(SEVERITIES)
         return rank >= SEVERITIES.index(self.min_severity)
 

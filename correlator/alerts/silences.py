@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
+from correlator.store.millis import to_millisecond
 from correlator.store.tables import AlertSilence
 
 
@@ -13,17 +14,15 @@ def silence_dict(row: AlertSilence, now: float | None = None) -> dict:
     out = {
         "id": row.id,
         "matchers": row.matchers,
-        "starts_at": row.starts_at / 1000.0,
-        "ends_at": row.ends_at / 1000.0,
+        "starts_at": row.starts_at,
+        "ends_at": row.ends_at,
         "comment": row.comment,
         "author": row.author,
-        "created_at": row.created_at / 1000.0,
+        "created_at": row.created_at,
     }
     if now is not None:
-        active = row.starts_at <= round(now * 1000) < row.ends_at
-        out["state"] = (
-            "active" if active else ("pending" if row.ends_at > now * 1000 else "expired")
-        )
+        active = row.starts_at <= to_millisecond(now) < row.ends_at
+        out["state"] = "active" if active else ("pending" if row.ends_at > now else "expired")
     return out
 
 
@@ -51,11 +50,11 @@ def add_silence(
     """Store a silence; return it."""
     row = AlertSilence(
         matchers={str(k): str(v) for k, v in matchers.items()},
-        starts_at=round(starts_at * 1000),
-        ends_at=round(ends_at * 1000),
+        starts_at=starts_at,
+        ends_at=ends_at,
         comment=comment,
         author=author,
-        created_at=round(now * 1000),
+        created_at=now,
     )
     session = Session(conn)
     session.add(row)
@@ -67,26 +66,25 @@ def list_silences(*, conn: Connection, now: float, include_expired: bool = False
     """Return silences, newest first; expired ones only when asked."""
     stmt = select(AlertSilence).order_by(AlertSilence.id.desc())
     if not include_expired:
-        stmt = stmt.where(AlertSilence.ends_at > round(now * 1000))
+        stmt = stmt.where(AlertSilence.ends_at > now)
     return [silence_dict(r, now) for r in Session(conn).scalars(stmt)]
 
 
 def expire_silence(*, conn: Connection, silence_id: int, now: float) -> bool:
     """End a silence now; return False when it is unknown."""
     result = conn.execute(
-        update(AlertSilence).where(AlertSilence.id == silence_id).values(ends_at=round(now * 1000))
+        update(AlertSilence).where(AlertSilence.id == silence_id).values(ends_at=now)
     )
     return result.rowcount == 1
 
 
 def silenced_until(
     *, conn: Connection, labels: dict[str, str], channel: str, now: float
-) -> int | None:
-    """Return when the longest active silence matching the alert ends (ms), or None."""
-    now_ms = round(now * 1000)
+) -> float | None:
+    """Return when the longest active silence matching the alert ends, or None."""
     rows = conn.execute(
         select(AlertSilence.matchers, AlertSilence.ends_at).where(
-            AlertSilence.starts_at <= now_ms, AlertSilence.ends_at > now_ms
+            AlertSilence.starts_at <= now, AlertSilence.ends_at > now
         )
     )
     ends = [end for m, end in rows if matches(m or {}, labels, channel)]

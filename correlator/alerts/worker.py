@@ -93,8 +93,8 @@ class OutboxWorker:
             ids = conn.scalars(
                 select(Incident.id).where(
                     Incident.status == "open",
-                    Incident.opened_at <= round((now - SWEEP_GRACE_S) * 1000),
-                    Incident.opened_at >= round((now - SWEEP_WINDOW_S) * 1000),
+                    Incident.opened_at <= now - SWEEP_GRACE_S,
+                    Incident.opened_at >= now - SWEEP_WINDOW_S,
                     ~announced,
                 )
             ).all()
@@ -113,11 +113,10 @@ class OutboxWorker:
         return written
 
     def _release(self, now: float) -> None:
-        now_ms = round(now * 1000)
         with write_transaction(self.engine) as conn:
             conn.execute(
                 update(AlertOutbox)
-                .where(AlertOutbox.status == "sending", AlertOutbox.claimed_until < now_ms)
+                .where(AlertOutbox.status == "sending", AlertOutbox.claimed_until < now)
                 .values(status="pending", claimed_by="")
             )
             held = conn.execute(
@@ -134,11 +133,10 @@ class OutboxWorker:
                     conn.execute(
                         update(AlertOutbox)
                         .where(AlertOutbox.id == row_id)
-                        .values(status="pending", next_attempt_at=now_ms)
+                        .values(status="pending", next_attempt_at=now)
                     )
 
     def _claim(self, now: float) -> list:
-        now_ms = round(now * 1000)
         earlier = aliased(AlertOutbox)
         blocked = exists().where(
             earlier.incident_id == AlertOutbox.incident_id,
@@ -151,7 +149,7 @@ class OutboxWorker:
                 select(AlertOutbox.id)
                 .where(
                     AlertOutbox.status == "pending",
-                    AlertOutbox.next_attempt_at <= now_ms,
+                    AlertOutbox.next_attempt_at <= now,
                     ~blocked,
                 )
                 .order_by(AlertOutbox.id)
@@ -166,7 +164,7 @@ class OutboxWorker:
                 .values(
                     status="sending",
                     claimed_by=self.holder,
-                    claimed_until=now_ms + round(self.settings.alert_claim_seconds * 1000),
+                    claimed_until=now + self.settings.alert_claim_seconds,
                     attempts=AlertOutbox.attempts + 1,
                 )
             )
@@ -193,7 +191,7 @@ class OutboxWorker:
                 .select_from(AlertOutbox)
                 .where(
                     AlertOutbox.channel == channel,
-                    AlertOutbox.sent_at > round((now - 60.0) * 1000),
+                    AlertOutbox.sent_at > now - 60.0,
                 )
             )
 
@@ -214,13 +212,13 @@ class OutboxWorker:
                 row.id,
                 status="pending",
                 attempts=row.attempts - 1,
-                next_attempt_at=round((now + 5.0) * 1000),
+                next_attempt_at=now + 5.0,
             )
             report["deferred"] += 1
             return
         error, permanent = self._post(channel, row.payload, now, f"causeline-{row.id}")
         if error is None:
-            self._finish(row.id, status="sent", sent_at=round(time.time() * 1000), last_error="")
+            self._finish(row.id, status="sent", sent_at=time.time(), last_error="")
             report["sent"] += 1
         elif permanent or row.attempts >= self.settings.alert_max_attempts:
             log.warning("alert %s to %s failed for good: %s", row.id, channel.name, error)
@@ -233,7 +231,7 @@ class OutboxWorker:
                 row.id,
                 status="pending",
                 last_error=error,
-                next_attempt_at=round((now + wait) * 1000),
+                next_attempt_at=now + wait,
             )
             report["retry"] += 1
 
@@ -278,7 +276,7 @@ class OutboxWorker:
         for row in rows:
             channel = config.channels[row.channel]
             last = row.refreshed_at or row.sent_at or 0
-            if last > round((now - channel.resend_seconds) * 1000):
+            if last > now - channel.resend_seconds:
                 continue
             with write_transaction(self.engine) as conn:
                 took = conn.execute(
@@ -290,7 +288,7 @@ class OutboxWorker:
                             and_(AlertOutbox.refreshed_at == row.refreshed_at),
                         ),
                     )
-                    .values(refreshed_at=round(now * 1000))
+                    .values(refreshed_at=now)
                 ).rowcount
             if took != 1:
                 continue  # another process re-sends it

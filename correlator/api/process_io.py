@@ -9,15 +9,12 @@ from fastapi import HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
+from correlator.limits import MAX_NAME, NAME_PATTERN
 from correlator.store.engine import write_transaction
 
-MAX_TS = 1e11  # unix seconds; far beyond any real timestamp, safe in milliseconds
-NAME_PATTERN = r"^[^\x00/]+$"
-Name = Annotated[str, Path(min_length=1, max_length=200, pattern=NAME_PATTERN)]
-QueryName = Annotated[str, Query(min_length=1, max_length=200, pattern=r"^[^\x00]+$")]
-Text200 = Annotated[str, Field(max_length=200)]
-Seconds = Annotated[float, Field(ge=0, le=MAX_TS, allow_inf_nan=False)]
-Author = Annotated[str | None, Field(default=None, max_length=200, description="who did it")]
+Name = Annotated[str, Path(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)]
+QueryName = Annotated[str, Query(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00]+$")]
+Author = Annotated[str | None, Field(default=None, max_length=MAX_NAME, description="who did it")]
 
 
 def _has_nul(value: Any) -> bool:

@@ -18,7 +18,6 @@ from correlator.analysis.render import when
 from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
 from correlator.incidents.live import sla_state
 from correlator.incidents.snapshot import build_snapshot
-from correlator.store.catalog import list_slas
 from correlator.store.engine import write_transaction
 from correlator.store.incidents import (
     add_note,
@@ -27,8 +26,10 @@ from correlator.store.incidents import (
 )
 from correlator.store.lease import lease_holder, take_lease
 from correlator.store.recordings import Window, list_recordings
+from correlator.store.slas import list_slas
 from correlator.store.tables import Incident
 from correlator.store.windows import MetricSource, sla_series
+from correlator.vocabulary import DEFAULT_SEVERITY
 
 LEASE = "sla-evaluator"
 # Grid phase moves a little as the window slides: starts this close are the same breach.
@@ -168,7 +169,7 @@ def _open(p: _Pass, sla: dict, *, start: float) -> None:
             incident_id = open_incident(
                 conn=conn,
                 sla=name,
-                severity=sla.get("severity") or "major",
+                severity=sla.get("severity") or DEFAULT_SEVERITY,
                 breach_start=start,
                 now=p.now,
                 by=p.holder,

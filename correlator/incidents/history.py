@@ -10,6 +10,7 @@ from correlator.analysis.breach import aggregate, last_breach
 from correlator.analysis.timeline import align, choose_grid, choose_step
 from correlator.store.recordings import list_recordings
 from correlator.store.windows import MetricSource, sla_series
+from correlator.vocabulary import DEFAULT_AGGREGATE
 
 # How far back from the newest sample ``analyze --sla`` looks for the latest breach.
 SCAN_S = 7 * 86_400.0
@@ -43,7 +44,7 @@ def found_in_series(
     if not series:
         return None
     grid = choose_grid(series, choose_step(series))
-    agg = aggregate(align(series, grid), sla.get("aggregate") or "max")
+    agg = aggregate(align(series, grid), sla.get("aggregate") or DEFAULT_AGGREGATE)
     return last_breach(
         grid.times,
         agg,

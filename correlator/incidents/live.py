@@ -9,6 +9,7 @@ import numpy as np
 from correlator.analysis.breach import aggregate, wrong_side
 from correlator.analysis.timeline import align, choose_grid, choose_step
 from correlator.bundle import Series
+from correlator.vocabulary import DEFAULT_AGGREGATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ def sla_state(series: list[Series], sla: dict) -> SlaState:
     if not series or sla.get("op") not in (">", "<") or sla.get("threshold") is None:
         return SlaState(False)
     grid = choose_grid(series, choose_step(series))
-    agg = aggregate(align(series, grid), sla.get("aggregate") or "max")
+    agg = aggregate(align(series, grid), sla.get("aggregate") or DEFAULT_AGGREGATE)
     present = np.isfinite(agg)
     if not present.any():
         return SlaState(False)

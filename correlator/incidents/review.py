@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from correlator.vocabulary import TEAMS
+
 TIMELINE_SUSPECTS = 5
 # Line breaks of every kind and other control characters: user text stays on its line.
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
@@ -101,7 +103,7 @@ def render_review(inc: dict) -> str:
         f"- Duration: {_dur(end - inc['breach_start'] if end else None)}",
     ]
     oncall = inc.get("oncall") or {}
-    for team in ("algo", "infra"):
+    for team in TEAMS:
         who = oncall.get(team)
         lines.append(f"- On call ({team}): {md(who['person']) if who else 'nobody'}")
     if inc.get("runbook"):

@@ -13,12 +13,14 @@ from correlator.incidents.advice import advise, runbook
 from correlator.incidents.chain import build_chain
 from correlator.incidents.history import latest_breach
 from correlator.promsource.reader import PromSourceError
-from correlator.store.catalog import get_sla, read_topology
 from correlator.store.changes import query_changes
 from correlator.store.oncall import who_is_on_call
 from correlator.store.recordings import read_baseline, recording_at
 from correlator.store.samples import time_bounds
+from correlator.store.slas import get_sla
+from correlator.store.topology import read_topology
 from correlator.store.windows import MetricSource, bundle_for_sla
+from correlator.vocabulary import TEAMS
 
 BEFORE_S = 4 * 3600.0
 AFTER_S = 15 * 60.0
@@ -115,7 +117,7 @@ def build_snapshot(
             conn=conn, start=breach_start - BEFORE_S, end=max(now, breach_start)
         )
         oncall = who_is_on_call(conn=conn, model=sla_model(sla), at=now)
-    snap: dict = {"changes": changes, "oncall": {k: oncall[k] for k in ("algo", "infra")}}
+    snap: dict = {"changes": changes, "oncall": {k: oncall[k] for k in TEAMS}}
     try:
         result = analyze_window(
             engine, sla, at=breach_start, end=max(now, breach_start), source=source

@@ -11,15 +11,7 @@ from sqlalchemy import Engine, select
 
 from collector.schema import series_key
 from correlator.bundle import Bundle, Series
-from correlator.store.catalog import (
-    get_sla,
-    list_changes,
-    list_slas,
-    read_topology,
-    upsert_changes,
-    upsert_sla,
-    upsert_topology,
-)
+from correlator.store.changes import list_changes, upsert_changes
 from correlator.store.engine import write_transaction
 from correlator.store.recordings import (
     list_recordings,
@@ -29,7 +21,9 @@ from correlator.store.recordings import (
 )
 from correlator.store.samples import insert_rows, read_range, sample_rows
 from correlator.store.series import ensure_series
+from correlator.store.slas import get_sla, list_slas, upsert_sla
 from correlator.store.tables import Series as SeriesRow
+from correlator.store.topology import read_topology, upsert_topology
 
 Progress = Callable[[int, int], None]
 

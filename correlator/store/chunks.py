@@ -17,6 +17,7 @@ import numpy as np
 from sqlalchemy import Connection, bindparam, text
 
 from correlator.store.codec import decode, encode
+from correlator.store.engine import driver_connection
 from correlator.store.partitions import DAY_HOURS
 from correlator.store.rollup_state import HOUR_MS
 from correlator.store.series import CHUNK
@@ -238,9 +239,7 @@ def latest_before(
 
 def raw_array(*, conn: Connection, hours: Sequence[int]) -> np.ndarray:
     """Return the raw (series_id, ms, value) rows of these hours, sorted; NULL becomes NaN."""
-    driver = conn.connection.driver_connection
-    assert driver is not None  # a checked-out connection always has one
-    cur = driver.cursor()
+    cur = driver_connection(conn).cursor()
     try:  # plain driver tuples: numpy reads them many times faster than Row objects
         cur.execute(
             "SELECT series_id, ts, value FROM samples "

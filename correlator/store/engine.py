@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
@@ -68,3 +69,10 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
                 yield conn
         finally:
             conn.info["write"] = False
+
+
+def driver_connection(conn: Connection) -> Any:
+    """Return the DB-API connection under a checked-out connection (for COPY and bulk SQL)."""
+    driver = conn.connection.driver_connection
+    assert driver is not None  # a checked-out connection always has one
+    return driver

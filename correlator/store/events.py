@@ -17,7 +17,7 @@ def insert_events(*, conn: Connection, events: list[Event]) -> int:
     rows = [
         {
             "id": e.id,
-            "ts": round(e.ts * 1000),
+            "ts": e.ts,
             "kind": e.kind,
             "summary": e.summary,
             "labels": e.labels,
@@ -30,12 +30,8 @@ def insert_events(*, conn: Connection, events: list[Event]) -> int:
 
 def list_events(*, conn: Connection, start: float, end: float) -> list[dict]:
     """Return events with start <= ts <= end (unix seconds), oldest first."""
-    stmt = (
-        select(EventRow)
-        .where(EventRow.ts >= round(start * 1000), EventRow.ts <= round(end * 1000))
-        .order_by(EventRow.ts)
-    )
+    stmt = select(EventRow).where(EventRow.ts >= start, EventRow.ts <= end).order_by(EventRow.ts)
     return [
-        {"id": e.id, "ts": e.ts / 1000.0, "kind": e.kind, "summary": e.summary, "labels": e.labels}
+        {"id": e.id, "ts": e.ts, "kind": e.kind, "summary": e.summary, "labels": e.labels}
         for e in Session(conn).scalars(stmt)
     ]

@@ -31,7 +31,7 @@ def add_fingerprint(
                 "host": host,
                 "instance": instance,
                 "model": model,
-                "ts": round(ts * 1000),
+                "ts": ts,
                 "digest": fingerprint_digest(body),
                 "body": body,
             }
@@ -46,7 +46,7 @@ def _out(row: Fingerprint) -> dict:
         "host": row.host,
         "instance": row.instance or None,
         "model": row.model or None,
-        "ts": row.ts / 1000.0,
+        "ts": row.ts,
         "digest": row.digest,
         "fingerprint": row.body,
     }

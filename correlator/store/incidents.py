@@ -8,15 +8,11 @@ from sqlalchemy.orm import Session
 from correlator.store.tables import Incident, IncidentNote
 
 
-def _s(ms: int | None) -> float | None:
-    return None if ms is None else ms / 1000.0
-
-
 def note_dict(row: IncidentNote) -> dict:
     """Return the API form of a note."""
     return {
         "id": row.id,
-        "ts": row.ts / 1000.0,
+        "ts": row.ts,
         "author": row.author,
         "team": row.team,
         "text": row.text,
@@ -32,8 +28,8 @@ def _summary(row: Incident) -> dict:
         "severity": row.severity,
         "breach_start": row.breach_start,
         "breach_end": row.breach_end,
-        "opened_at": _s(row.opened_at),
-        "resolved_at": _s(row.resolved_at),
+        "opened_at": row.opened_at,
+        "resolved_at": row.resolved_at,
         "top_suspect": suspects[0] if suspects else None,
     }
 
@@ -44,7 +40,7 @@ def incident_dict(row: Incident, notes: list[IncidentNote]) -> dict:
     return _summary(row) | {
         "resolved_by": row.resolved_by,
         "opened_by": row.opened_by,
-        "reranked_at": _s(row.reranked_at),
+        "reranked_at": row.reranked_at,
         "scope": snap.get("scope"),
         "suspects": snap.get("suspects") or [],
         "changes": snap.get("changes") or [],
@@ -72,7 +68,7 @@ def open_incident(
         status="open",
         severity=severity,
         breach_start=breach_start,
-        opened_at=round(now * 1000),
+        opened_at=now,
         opened_by=by,
         snapshot={},
     )
@@ -84,9 +80,9 @@ def open_incident(
 def set_snapshot(*, conn: Connection, incident_id: int, snapshot: dict, now: float) -> None:
     """Replace the suspects snapshot of an incident."""
     session = Session(conn)
-    row = session.get(Incident, incident_id)
+    row = session.get_one(Incident, incident_id)
     row.snapshot = snapshot
-    row.reranked_at = round(now * 1000)
+    row.reranked_at = now
     session.flush()
 
 
@@ -99,7 +95,7 @@ def resolve_incident(
     if row is None or row.status != "open":
         return False
     row.status, row.open_slot = "resolved", None
-    row.resolved_at, row.resolved_by = round(now * 1000), by
+    row.resolved_at, row.resolved_by = now, by
     row.breach_end = breach_end if breach_end is not None else row.breach_end
     session.flush()
     return True
@@ -136,9 +132,7 @@ def add_note(
     session = Session(conn)
     if session.get(Incident, incident_id) is None:
         return None
-    row = IncidentNote(
-        incident_id=incident_id, ts=round(now * 1000), author=author, team=team, text=text
-    )
+    row = IncidentNote(incident_id=incident_id, ts=now, author=author, team=team, text=text)
     session.add(row)
     session.flush()
     return note_dict(row)

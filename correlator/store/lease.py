@@ -10,7 +10,6 @@ from correlator.store.tables import Lease
 
 def take_lease(*, conn: Connection, name: str, holder: str, now: float, seconds: float) -> bool:
     """Take or renew the lease until now + seconds; return whether this holder has it."""
-    now_ms, until = round(now * 1000), round((now + seconds) * 1000)
     conn.execute(
         upsert_insert(conn, Lease)
         .values(name=name, holder="", expires_at=0)
@@ -18,8 +17,8 @@ def take_lease(*, conn: Connection, name: str, holder: str, now: float, seconds:
     )
     result = conn.execute(
         update(Lease)
-        .where(Lease.name == name, or_(Lease.expires_at <= now_ms, Lease.holder == holder))
-        .values(holder=holder, expires_at=until)
+        .where(Lease.name == name, or_(Lease.expires_at <= now, Lease.holder == holder))
+        .values(holder=holder, expires_at=now + seconds)
     )
     return result.rowcount == 1
 
@@ -34,6 +33,6 @@ def release_lease(*, conn: Connection, name: str, holder: str) -> None:
 def lease_holder(*, conn: Connection, name: str, now: float) -> str | None:
     """Return who holds the lease now, or None."""
     row = conn.execute(select(Lease.holder, Lease.expires_at).where(Lease.name == name)).first()
-    if row is None or row.expires_at <= round(now * 1000):
+    if row is None or row.expires_at <= now:
         return None
     return row.holder

@@ -38,8 +38,8 @@ def measured_capacity(
         if ok.any():
             top = float(np.max(values[ok]))
             best = top if best is None else max(best, top)
-    lat50 = [v[np.isfinite(v)] for _, v in p50.values()]
-    lat50 = np.concatenate(lat50) if lat50 else np.array([])
+    finite = [v[np.isfinite(v)] for _, v in p50.values()]
+    lat50 = np.concatenate(finite) if finite else np.array([])
     return {
         "qps_per_replica": best,
         "latency_per_request_ms": float(np.median(lat50)) if lat50.size else None,

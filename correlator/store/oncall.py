@@ -6,8 +6,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
 from correlator.store.tables import OncallOverride, OncallRotation
-
-TEAMS = ("algo", "infra")
+from correlator.vocabulary import TEAMS
 
 
 class RotationExists(ValueError):
@@ -28,7 +27,7 @@ def rotation_dict(row: OncallRotation) -> dict:
         "team": row.team,
         "model": row.model,
         "members": row.members,
-        "start": row.start / 1000.0,
+        "start": row.start,
         "period_days": row.period_seconds / 86400.0,
         "author": row.author,
     }
@@ -42,8 +41,8 @@ def override_dict(row: OncallOverride) -> dict:
         "model": row.model,
         "person": row.person,
         "contact": row.contact,
-        "start": row.start / 1000.0,
-        "end": row.end / 1000.0,
+        "start": row.start,
+        "end": row.end,
         "reason": row.reason,
         "author": row.author,
     }
@@ -61,7 +60,7 @@ def add_rotation(*, conn: Connection, rotation: dict) -> dict:
         team=rotation["team"],
         model=rotation.get("model") or "",
         members=rotation["members"],
-        start=round(rotation["start"] * 1000),
+        start=rotation["start"],
         period_seconds=round(rotation.get("period_days", 7) * 86400),
         author=rotation.get("author") or "",
     )
@@ -78,8 +77,8 @@ def add_override(*, conn: Connection, override: dict) -> dict:
         model=override.get("model") or "",
         person=override["person"],
         contact=override.get("contact") or "",
-        start=round(override["start"] * 1000),
-        end=round(override["end"] * 1000),
+        start=override["start"],
+        end=override["end"],
         reason=override.get("reason") or "",
         author=override.get("author") or "",
     )

@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 import psycopg
 from sqlalchemy import Connection, Engine
 
+from correlator.store.engine import driver_connection
+
 DAY_HOURS = 24
 DAY_S = 86_400
 DEFAULT = "samples_default"
@@ -159,7 +161,7 @@ def prepare_for_rows(*, conn: Connection, first_hour: int, last_hour: int) -> No
         partitioned = seen.partitioned = is_partitioned(conn=conn)
     if not partitioned:
         return
-    raw = conn.connection.driver_connection
+    raw = driver_connection(conn)
     with raw.cursor() as cur:
         cur.execute("SHOW lock_timeout")
         previous = cur.fetchone()[0]
@@ -199,7 +201,7 @@ def _truncate_if_empty(conn: Connection, name: str) -> bool:
 
     A reader or a late writer there now means the next pass tries again.
     """
-    raw = conn.connection.driver_connection
+    raw = driver_connection(conn)
     with raw.cursor() as cur:
         cur.execute("SAVEPOINT samples_truncate")
         try:

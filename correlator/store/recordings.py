@@ -50,11 +50,11 @@ def _windows(conn: Connection, *where) -> list[Window]:
         Window(
             id=r.id,
             sla=r.sla,
-            start=r.start / 1000.0,
-            end=r.end / 1000.0,
+            start=r.start,
+            end=r.end,
             breach_start=r.breach_start,
             source=r.source,
-            imported_at=r.imported_at / 1000.0,
+            imported_at=r.imported_at,
         )
         for r in rows
     ]
@@ -88,11 +88,11 @@ def save_recording(
     """Insert or replace the recording of one incident window; return its id."""
     row = {
         "sla": sla,
-        "start": math.floor(start * 1000),
-        "end": math.ceil(end * 1000),
+        "start": math.floor(start * 1000) / 1000,  # outward to the millisecond
+        "end": math.ceil(end * 1000) / 1000,
         "breach_start": breach_start,
         "source": source[:500],
-        "imported_at": round(now * 1000),
+        "imported_at": now,
         "baseline": encode_baseline(baseline),
     }
     stmt = upsert_insert(conn, Recording)
@@ -124,8 +124,7 @@ def recording_at(*, conn: Connection, sla: str, at: float) -> Window | None:
     Windows of one SLA may overlap (one outage's campaign recorded up to each of its
     breaches): the one whose declared breach is nearest ``at`` wins, then the newest import.
     """
-    ms = round(at * 1000)
-    found = _windows(conn, Recording.sla == sla, Recording.start <= ms, Recording.end >= ms)
+    found = _windows(conn, Recording.sla == sla, Recording.start <= at, Recording.end >= at)
 
     def key(w: Window) -> tuple[float, float]:
         gap = abs(w.breach_start - at) if w.breach_start is not None else math.inf

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
-from correlator.store.catalog import read_topology, upsert_topology
 from correlator.store.tables import Model, ModelInstance, ModelVersion
+from correlator.store.topology import read_topology, upsert_topology
 
 
 class ModelExists(ValueError):
@@ -18,7 +18,7 @@ def _model_dict(row: Model) -> dict:
         "name": row.name,
         "owner": row.owner,
         "description": row.description,
-        "created_at": row.created_at / 1000.0,
+        "created_at": row.created_at,
         "author": row.author,
     }
 
@@ -29,7 +29,7 @@ def _instance_dict(row: ModelInstance) -> dict:
         "instance": row.instance,
         "version": row.version,
         "host": row.host,
-        "created_at": row.created_at / 1000.0,
+        "created_at": row.created_at,
         "author": row.author,
     }
 
@@ -43,7 +43,7 @@ def add_model(*, conn: Connection, model: dict, now: float) -> dict:
         name=model["name"],
         owner=model.get("owner") or "algo",
         description=model.get("description") or "",
-        created_at=round(now * 1000),
+        created_at=now,
         author=model.get("author") or "",
     )
     session.add(row)
@@ -80,7 +80,7 @@ def get_model(*, conn: Connection, name: str) -> dict | None:
         {
             "version": v.version,
             "has_card": v.card is not None,
-            "card_updated_at": None if v.card_updated_at is None else v.card_updated_at / 1000.0,
+            "card_updated_at": v.card_updated_at,
             "card_author": v.card_author,
         }
         for v in session.scalars(
@@ -107,7 +107,7 @@ def put_card(*, conn: Connection, model: str, version: str, card: dict, author: 
     if row is None:
         row = ModelVersion(model=model, version=version)
         session.add(row)
-    row.card, row.card_updated_at, row.card_author = card, round(now * 1000), author
+    row.card, row.card_updated_at, row.card_author = card, now, author
     session.flush()
     return _card_dict(row)
 
@@ -117,7 +117,7 @@ def _card_dict(row: ModelVersion) -> dict:
         "model": row.model,
         "version": row.version,
         "card": row.card,
-        "updated_at": None if row.card_updated_at is None else row.card_updated_at / 1000.0,
+        "updated_at": row.card_updated_at,
         "author": row.card_author,
     }
 
@@ -143,9 +143,7 @@ def add_instance(*, conn: Connection, model: str, instance: dict, now: float) ->
         )
     ).first()
     if row is None:
-        row = ModelInstance(
-            model=model, instance=instance["instance"], created_at=round(now * 1000)
-        )
+        row = ModelInstance(model=model, instance=instance["instance"], created_at=now)
         session.add(row)
     row.version = instance.get("version") or ""
     row.host = instance.get("host") or ""

@@ -81,7 +81,8 @@ def rollup_hours(*, conn: Connection, lo: int, hi: int) -> int:
 
 
 def _count(conn: Connection, table: str, below: int) -> int:
-    return conn.exec_driver_sql(f"SELECT COUNT(*) FROM {table} WHERE hour < {int(below)}").scalar()
+    sql = f"SELECT COUNT(*) FROM {table} WHERE hour < {int(below)}"
+    return int(conn.exec_driver_sql(sql).scalar_one())
 
 
 def run_retention(
@@ -159,7 +160,7 @@ def run_retention(
 
 
 def _count_partition(conn: Connection, name: str) -> int:
-    return conn.exec_driver_sql(f"SELECT COUNT(*) FROM {name}").scalar()
+    return int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {name}").scalar_one())
 
 
 def _lease_seconds(settings) -> float:

@@ -15,13 +15,20 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from correlator.store.millis import Millis, round_on_set
+
 
 class Base(DeclarativeBase):
     """Declarative base of the store."""
+
+
+# A time set on a row reads as the database will give it back (to the millisecond).
+event.listen(Base, "mapper_configured", round_on_set, propagate=True)
 
 
 class Series(Base):
@@ -86,7 +93,7 @@ class Event(Base):
 
     __tablename__ = "events"
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    ts: Mapped[int] = mapped_column(BigInteger, index=True)
+    ts: Mapped[float] = mapped_column(Millis, index=True)
     kind: Mapped[str] = mapped_column(String(64))
     summary: Mapped[str] = mapped_column(Text)
     labels: Mapped[dict] = mapped_column(JSON)
@@ -97,7 +104,7 @@ class Change(Base):
 
     __tablename__ = "changes"
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    ts: Mapped[int | None] = mapped_column(BigInteger, index=True, nullable=True)
+    ts: Mapped[float | None] = mapped_column(Millis, index=True, nullable=True)
     kind: Mapped[str] = mapped_column(String(32))
     target: Mapped[str] = mapped_column(String(200), default="")
     summary: Mapped[str] = mapped_column(Text, default="")
@@ -106,8 +113,8 @@ class Change(Base):
     extra: Mapped[dict] = mapped_column(JSON, default=dict)
     person: Mapped[str | None] = mapped_column(String(200), nullable=True)
     scope: Mapped[str | None] = mapped_column(Text, nullable=True)
-    planned_ts: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    registered_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    planned_ts: Mapped[float | None] = mapped_column(Millis, nullable=True)
+    registered_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     rollout_stage: Mapped[str | None] = mapped_column(String(32), nullable=True)
     canary_percent: Mapped[float | None] = mapped_column(Double, nullable=True)
     version: Mapped[str | None] = mapped_column(String(100), nullable=True)
@@ -145,7 +152,7 @@ class Sla(Base):
     op: Mapped[str | None] = mapped_column(String(2), nullable=True)
     threshold: Mapped[float | None] = mapped_column(Double, nullable=True)
     for_seconds: Mapped[float] = mapped_column(Double, default=0)
-    breach_start: Mapped[float | None] = mapped_column(Double, nullable=True)
+    breach_start: Mapped[float | None] = mapped_column(Millis, nullable=True)
     extra: Mapped[dict] = mapped_column(JSON, default=dict)
 
 
@@ -156,7 +163,7 @@ class Token(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    created_at: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[float] = mapped_column(Millis)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     # ingest < write < admin (correlator.store.tokens.SCOPES).
     scope: Mapped[str] = mapped_column(String(16), default="admin", server_default="admin")
@@ -180,7 +187,7 @@ class Fingerprint(Base):
     host: Mapped[str] = mapped_column(String(200))
     instance: Mapped[str] = mapped_column(String(200), default="")
     model: Mapped[str] = mapped_column(String(200), default="")
-    ts: Mapped[int] = mapped_column(BigInteger)
+    ts: Mapped[float] = mapped_column(Millis)
     digest: Mapped[str] = mapped_column(String(64))
     body: Mapped[dict] = mapped_column(JSON)
     __table_args__ = (
@@ -196,7 +203,7 @@ class Model(Base):
     name: Mapped[str] = mapped_column(String(200), primary_key=True)
     owner: Mapped[str] = mapped_column(String(32), default="algo")
     description: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[float] = mapped_column(Millis)
     author: Mapped[str] = mapped_column(String(200), default="")
 
 
@@ -208,7 +215,7 @@ class ModelVersion(Base):
     model: Mapped[str] = mapped_column(ForeignKey("models.name", ondelete="CASCADE"))
     version: Mapped[str] = mapped_column(String(100))
     card: Mapped[dict | None] = mapped_column(JSON, nullable=True)
-    card_updated_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    card_updated_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     card_author: Mapped[str] = mapped_column(String(200), default="")
     __table_args__ = (UniqueConstraint("model", "version", name="uq_model_version"),)
 
@@ -222,7 +229,7 @@ class ModelInstance(Base):
     instance: Mapped[str] = mapped_column(String(200))
     version: Mapped[str] = mapped_column(String(100), default="")
     host: Mapped[str] = mapped_column(String(200), default="")
-    created_at: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[float] = mapped_column(Millis)
     author: Mapped[str] = mapped_column(String(200), default="")
     __table_args__ = (UniqueConstraint("model", "instance", name="uq_model_instance"),)
 
@@ -237,13 +244,13 @@ class Recording(Base):
     __tablename__ = "recordings"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     sla: Mapped[str] = mapped_column(String(200), index=True)
-    # Unix milliseconds of the first and last metric sample of the bundle.
-    start: Mapped[int] = mapped_column(BigInteger)
-    end: Mapped[int] = mapped_column(BigInteger)
+    # The first and last metric sample of the bundle (stored to the millisecond, outward).
+    start: Mapped[float] = mapped_column(Millis)
+    end: Mapped[float] = mapped_column(Millis)
     # Set when the breach was declared by an outside alert (sla.json's breach_start).
-    breach_start: Mapped[float | None] = mapped_column(Double, nullable=True)
+    breach_start: Mapped[float | None] = mapped_column(Millis, nullable=True)
     source: Mapped[str] = mapped_column(String(500), default="")
-    imported_at: Mapped[int] = mapped_column(BigInteger)
+    imported_at: Mapped[float] = mapped_column(Millis)
     # The baseline recording, gzip-compressed Prometheus matrix JSON (FORMAT.md), or NULL.
     baseline: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     __table_args__ = (UniqueConstraint("sla", "start", "end", name="uq_recordings_window"),)
@@ -259,12 +266,12 @@ class Incident(Base):
     open_slot: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="open")
     severity: Mapped[str] = mapped_column(String(16), default="major")
-    breach_start: Mapped[float] = mapped_column(Double)
-    breach_end: Mapped[float | None] = mapped_column(Double, nullable=True)
-    opened_at: Mapped[int] = mapped_column(BigInteger)
-    resolved_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    breach_start: Mapped[float] = mapped_column(Millis)
+    breach_end: Mapped[float | None] = mapped_column(Millis, nullable=True)
+    opened_at: Mapped[float] = mapped_column(Millis)
+    resolved_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     resolved_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    reranked_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    reranked_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     opened_by: Mapped[str] = mapped_column(String(200), default="")
     snapshot: Mapped[dict] = mapped_column(JSON, default=dict)
 
@@ -277,7 +284,7 @@ class IncidentNote(Base):
     incident_id: Mapped[int] = mapped_column(
         ForeignKey("incidents.id", ondelete="CASCADE"), index=True
     )
-    ts: Mapped[int] = mapped_column(BigInteger)
+    ts: Mapped[float] = mapped_column(Millis)
     author: Mapped[str] = mapped_column(String(200), default="")
     team: Mapped[str] = mapped_column(String(16), default="other")
     text: Mapped[str] = mapped_column(Text)
@@ -292,7 +299,7 @@ class OncallRotation(Base):
     team: Mapped[str] = mapped_column(String(16))
     model: Mapped[str] = mapped_column(String(200), default="")
     members: Mapped[list] = mapped_column(JSON)
-    start: Mapped[int] = mapped_column(BigInteger)
+    start: Mapped[float] = mapped_column(Millis)
     period_seconds: Mapped[int] = mapped_column(BigInteger)
     author: Mapped[str] = mapped_column(String(200), default="")
 
@@ -306,8 +313,8 @@ class OncallOverride(Base):
     model: Mapped[str] = mapped_column(String(200), default="")
     person: Mapped[str] = mapped_column(String(200))
     contact: Mapped[str] = mapped_column(String(200), default="")
-    start: Mapped[int] = mapped_column(BigInteger)
-    end: Mapped[int] = mapped_column(BigInteger)
+    start: Mapped[float] = mapped_column(Millis)
+    end: Mapped[float] = mapped_column(Millis)
     reason: Mapped[str] = mapped_column(Text, default="")
     author: Mapped[str] = mapped_column(String(200), default="")
 
@@ -318,7 +325,7 @@ class Lease(Base):
     __tablename__ = "leases"
     name: Mapped[str] = mapped_column(String(100), primary_key=True)
     holder: Mapped[str] = mapped_column(String(200), default="")
-    expires_at: Mapped[int] = mapped_column(BigInteger, default=0)
+    expires_at: Mapped[float] = mapped_column(Millis, default=0)
 
 
 class AlertOutbox(Base):
@@ -338,13 +345,13 @@ class AlertOutbox(Base):
     # pending -> sending -> sent | failed; silenced while a silence matches.
     status: Mapped[str] = mapped_column(String(16), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_at: Mapped[int] = mapped_column(BigInteger, default=0)
+    next_attempt_at: Mapped[float] = mapped_column(Millis, default=0)
     claimed_by: Mapped[str] = mapped_column(String(200), default="")
-    claimed_until: Mapped[int] = mapped_column(BigInteger, default=0)
-    created_at: Mapped[int] = mapped_column(BigInteger)
-    sent_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    refreshed_at: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    silenced_until: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    claimed_until: Mapped[float] = mapped_column(Millis, default=0)
+    created_at: Mapped[float] = mapped_column(Millis)
+    sent_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
+    refreshed_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
+    silenced_until: Mapped[float | None] = mapped_column(Millis, nullable=True)
     last_error: Mapped[str] = mapped_column(Text, default="")
     __table_args__ = (
         Index("ix_alert_outbox_due", "status", "next_attempt_at"),
@@ -358,11 +365,11 @@ class AlertSilence(Base):
     __tablename__ = "alert_silences"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     matchers: Mapped[dict] = mapped_column(JSON)
-    starts_at: Mapped[int] = mapped_column(BigInteger)
-    ends_at: Mapped[int] = mapped_column(BigInteger, index=True)
+    starts_at: Mapped[float] = mapped_column(Millis)
+    ends_at: Mapped[float] = mapped_column(Millis, index=True)
     comment: Mapped[str] = mapped_column(Text, default="")
     author: Mapped[str] = mapped_column(String(200), default="")
-    created_at: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[float] = mapped_column(Millis)
 
 
 class SampleRollup(Base):

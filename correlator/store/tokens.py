@@ -7,7 +7,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from correlator.store.tables import Token
@@ -54,7 +54,7 @@ def create_token(*, conn: Connection, name: str, scope: str = "admin") -> str:
     secret = "cl_" + secrets.token_urlsafe(32)
     row = {"name": name, "token_hash": hash_token(secret), "revoked": False, "scope": scope}
     try:
-        conn.execute(Token.__table__.insert().values(row | {"created_at": int(time.time())}))
+        conn.execute(insert(Token).values(row | {"created_at": time.time()}))
     except IntegrityError as exc:  # created by someone else since the check (rolls back)
         raise exists from exc
     return secret
@@ -63,9 +63,7 @@ def create_token(*, conn: Connection, name: str, scope: str = "admin") -> str:
 def revoke_token(*, conn: Connection, name: str) -> bool:
     """Revoke the active token named ``name``; return whether one was found."""
     result = conn.execute(
-        Token.__table__.update()
-        .where(Token.name == name, Token.revoked.is_(False))
-        .values(revoked=True)
+        update(Token).where(Token.name == name, Token.revoked.is_(False)).values(revoked=True)
     )
     return result.rowcount > 0
 

@@ -8,10 +8,11 @@ from sqlalchemy import Connection, select
 
 from correlator.bundle import Bundle, Series
 from correlator.selector import selector_from_labels
-from correlator.store.catalog import list_changes, read_topology
+from correlator.store.changes import list_changes
 from correlator.store.samples import read_range
 from correlator.store.series import find_series
 from correlator.store.tables import Series as SeriesRow
+from correlator.store.topology import read_topology
 
 
 class MetricSource(Protocol):
@@ -68,10 +69,10 @@ def sla_series(
     if source is not None and sla["metric"] in source.metrics:
         found = source.read(names=[sla["metric"]], start=start, end=end)
         return [s for s in found if selector.matches(s.name, s.labels)]
-    found = find_series(conn=conn, selector=selector)
-    data = read_range(conn=conn, series_ids=[s.id for s in found], start=start, end=end)
+    stored = find_series(conn=conn, selector=selector)
+    data = read_range(conn=conn, series_ids=[s.id for s in stored], start=start, end=end)
     return [
         Series(name=s.name, labels=s.labels, ts=data[s.id].ts, values=data[s.id].values)
-        for s in found
+        for s in stored
         if s.id in data
     ]

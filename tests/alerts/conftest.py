@@ -7,9 +7,9 @@ import json
 import pytest
 
 from correlator.settings import ServiceSettings
-from correlator.store.catalog import upsert_sla
 from correlator.store.engine import write_transaction
 from correlator.store.incidents import get_incident, open_incident, set_snapshot
+from correlator.store.slas import upsert_sla
 from tests.alerts.receiver import Receiver
 from tests.alerts.samples import SLA, T0, sample_incident
 

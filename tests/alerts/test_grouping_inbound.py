@@ -11,11 +11,11 @@ from collector.schema import Batch, SeriesBatch
 from correlator.alerts.worker import OutboxWorker
 from correlator.api.app import create_app
 from correlator.incidents.evaluator import evaluate_once
-from correlator.store.catalog import upsert_sla
 from correlator.store.engine import write_transaction
 from correlator.store.events import list_events
 from correlator.store.incidents import get_incident, list_incidents
 from correlator.store.ingest import store_batch
+from correlator.store.slas import upsert_sla
 from correlator.store.tables import AlertOutbox
 from correlator.store.tokens import create_token
 from tests.alerts.conftest import alert_settings, store_incident

@@ -18,6 +18,7 @@ from collector.reading import Reading
 from collector.schema import Batch, Event, SeriesBatch, parse_batch
 from collector.shipper import Backoff, Shipper
 from collector.spool import Spool
+from tests.collector.sources import Counter
 
 
 def _batch(n=10, name="m", t0=1_700_000_000.0, bid=None):
@@ -170,22 +171,6 @@ class Broken:
 
     def sample(self):
         raise RuntimeError("device vanished")
-
-    def close(self):
-        pass
-
-
-class Counter:
-    name = "counter"
-
-    def __init__(self):
-        self.n = 0
-
-    def sample(self):
-        self.n += 1
-        r = Reading()
-        r.add("c", self.n, {"host": "h"})
-        return r
 
     def close(self):
         pass

@@ -17,7 +17,6 @@ from collector.config import ConfigError, load_config
 from collector.destination import Destination, Destinations
 from collector.health import AgentHealth
 from collector.prompb import encode_write_request, series_labels, varint
-from collector.reading import Reading
 from collector.remote_write import RemoteWriteSender, write_body
 from collector.runtime import build_agent
 from collector.schema import Batch, Event, SeriesBatch
@@ -26,6 +25,7 @@ from collector.snappy import compress
 from collector.spool import Spool
 from correlator.receivers.remote_pb2 import WriteRequest
 from correlator.receivers.remote_write import decode_write_request
+from tests.collector.sources import Counter
 
 T0 = 1_733_131_200.0
 
@@ -228,22 +228,6 @@ class Ingest:
             return httpx.Response(503, json={"detail": "restarting"})
         self.batch_ids.append(json.loads(gzip.decompress(request.content))["batch_id"])
         return httpx.Response(200, json={"series": 1, "samples": 1, "inserted": 1, "events": 0})
-
-
-class Counter:
-    name = "counter"
-
-    def __init__(self):
-        self.n = 0
-
-    def sample(self):
-        self.n += 1
-        r = Reading()
-        r.add("c", self.n, {"host": "h"})
-        return r
-
-    def close(self):
-        pass
 
 
 def test_a_destination_that_is_down_neither_blocks_nor_repeats_the_other(tmp_path):

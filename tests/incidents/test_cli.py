@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from causeline.cli import main
 from correlator.api.app import create_app
 from correlator.settings import ServiceSettings
-from correlator.store.catalog import upsert_sla
 from correlator.store.engine import write_transaction
+from correlator.store.slas import upsert_sla
 from correlator.store.tokens import create_token
 from tests.incidents.test_models_api import CARD
 

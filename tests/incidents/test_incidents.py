@@ -209,8 +209,8 @@ def test_two_evaluator_processes_open_one_incident(client, engine, db_url):
 
 
 def test_service_lifespan_runs_the_evaluator(engine):
-    from correlator.store.catalog import upsert_sla
     from correlator.store.ingest import store_batch  # noqa: F401  (ingest path exists)
+    from correlator.store.slas import upsert_sla
 
     now = time.time()
     with write_transaction(engine) as conn:

@@ -71,7 +71,7 @@ def test_impact_review_from_topology_and_cards(client):
         assert resp.status_code == 201, resp.text
     # rank_a calls the shared service in the topology; rank_b declares it in its card only.
     with client.app.state.engine.begin() as conn:
-        from correlator.store.catalog import upsert_topology
+        from correlator.store.topology import upsert_topology
 
         upsert_topology(
             conn=conn,

@@ -19,10 +19,10 @@ from correlator.alerts.outbox import list_outbox
 from correlator.api.app import create_app
 from correlator.bundle import Series
 from correlator.settings import ServiceSettings
-from correlator.store.catalog import upsert_sla
 from correlator.store.engine import make_engine, write_transaction
 from correlator.store.ingest import store_batch
 from correlator.store.migrate import upgrade
+from correlator.store.slas import upsert_sla
 from correlator.store.tokens import create_token
 from tests.promsource import servers
 

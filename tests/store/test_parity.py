@@ -9,8 +9,8 @@ import pytest
 from causeline.cli import main
 from correlator.analysis import analyze
 from correlator.bundle import read_bundle
-from correlator.store.catalog import get_sla
 from correlator.store.recordings import list_recordings
+from correlator.store.slas import get_sla
 from tests.conftest import scenarios_dir
 
 SETS = ("public", "petshop-low", "nezha-train")
@@ -111,8 +111,8 @@ def test_analyze_without_at_and_no_breach_says_so(capsys, db_url, engine, tmp_pa
     sla["name"] = "never breached"
     sla["threshold"] = 1e12
     (tmp_path / "sla.json").write_text(json.dumps(sla))
-    from correlator.store.catalog import upsert_sla
     from correlator.store.engine import write_transaction
+    from correlator.store.slas import upsert_sla
 
     with write_transaction(engine) as conn:
         upsert_sla(conn=conn, sla=sla)

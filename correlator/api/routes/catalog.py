@@ -8,7 +8,7 @@ from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import read
 from correlator.api.schemas.topology import TopologyOut
-from correlator.store.catalog import read_topology
+from correlator.store.topology import read_topology
 
 router = APIRouter(tags=["catalog"])
 

@@ -7,7 +7,8 @@ from fastapi import APIRouter, Query
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import Name, field_error, not_found, now, read, who, write
-from correlator.api.schemas.changes import ChangeIn, ChangeOut, ChangeUpdate, Kind, Team
+from correlator.api.schemas.changes import ChangeIn, ChangeOut, ChangeUpdate
+from correlator.limits import MAX_TS
 from correlator.store.changes import (
     ChangeExists,
     add_change,
@@ -15,6 +16,7 @@ from correlator.store.changes import (
     query_changes,
     update_change,
 )
+from correlator.vocabulary import ChangeKind, Team
 
 router = APIRouter(tags=["changes"])
 
@@ -52,9 +54,9 @@ async def put_change(
 async def changes(
     engine: EngineDep,
     _reader: ReaderDep,
-    start: float | None = Query(None, ge=0, le=1e11),
-    end: float | None = Query(None, ge=0, le=1e11),
-    kind: Kind | None = None,
+    start: float | None = Query(None, ge=0, le=MAX_TS),
+    end: float | None = Query(None, ge=0, le=MAX_TS),
+    kind: ChangeKind | None = None,
     owner: Team | None = None,
     target: str | None = Query(None, max_length=200, pattern=r"^[^\x00]*$"),
 ) -> list[dict]:

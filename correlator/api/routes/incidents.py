@@ -26,6 +26,7 @@ from correlator.incidents.announce import resolve_and_announce, snapshot_and_ann
 from correlator.incidents.evaluator import evaluate_once
 from correlator.incidents.review import render_review
 from correlator.incidents.snapshot import analyze_stored, build_snapshot
+from correlator.limits import MAX_TS
 from correlator.promsource import PromSourceError
 from correlator.store.incidents import (
     add_note,
@@ -181,7 +182,7 @@ async def evaluate(
     engine: EngineDep,
     source: SourceDep,
     _writer: WriterDep,
-    at: float | None = Query(None, ge=0, le=1e11, description="evaluate as of this time"),
+    at: float | None = Query(None, ge=0, le=MAX_TS, description="evaluate as of this time"),
 ) -> dict:
     """Run one SLA evaluation pass now (under the evaluator lease)."""
     settings = request.app.state.settings

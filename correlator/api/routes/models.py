@@ -29,7 +29,6 @@ from correlator.api.schemas.models import (
 )
 from correlator.incidents.cards import card_errors
 from correlator.incidents.snapshot import sla_model
-from correlator.store.catalog import list_slas
 from correlator.store.oncall import who_is_on_call
 from correlator.store.registry import (
     ModelExists,
@@ -41,6 +40,8 @@ from correlator.store.registry import (
     list_models,
     put_card,
 )
+from correlator.store.slas import list_slas
+from correlator.vocabulary import TEAMS
 
 router = APIRouter(tags=["models"])
 
@@ -69,7 +70,7 @@ def _model_view(*, conn, name: str) -> dict | None:
         return None
     got["slas"] = [s for s in list_slas(conn=conn) if sla_model(s) == name]
     oncall = who_is_on_call(conn=conn, model=name, at=now())
-    got["oncall"] = {k: oncall[k] for k in ("algo", "infra")}
+    got["oncall"] = {k: oncall[k] for k in TEAMS}
     return got
 
 

@@ -14,6 +14,7 @@ from correlator.api.schemas.oncall import (
     RotationIn,
     RotationOut,
 )
+from correlator.limits import MAX_TS
 from correlator.store.oncall import (
     RotationExists,
     add_override,
@@ -31,7 +32,7 @@ async def oncall(
     engine: EngineDep,
     _reader: ReaderDep,
     model: str = Query("", max_length=200, pattern=r"^[^\x00]*$"),
-    at: float | None = Query(None, ge=0, le=1e11),
+    at: float | None = Query(None, ge=0, le=MAX_TS),
 ) -> dict:
     """Return the algo and infra contacts on call for a model at a time (default now)."""
     return await read(engine, who_is_on_call, model=model, at=now() if at is None else at)

@@ -8,8 +8,8 @@ from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
 from correlator.api.process_io import Name, field_error, not_found, read, who, write
 from correlator.api.schemas.slas import SlaBase, SlaIn, SlaOut, SlaPut
-from correlator.store.catalog import delete_sla as remove_sla
-from correlator.store.catalog import get_sla, list_slas, upsert_sla
+from correlator.store.slas import delete_sla as remove_sla
+from correlator.store.slas import get_sla, list_slas, upsert_sla
 
 router = APIRouter(tags=["slas"])
 

@@ -7,8 +7,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from correlator.alerts.inbound import parse_time
-from correlator.api.process_io import Author, Body, Seconds
+from correlator.api.process_io import Author, Body
 from correlator.api.schemas.base import Labels, Number, Out
+from correlator.limits import MAX_TS, Seconds
 
 
 class OutboxRow(Out):
@@ -118,7 +119,7 @@ class WebhookAlert(BaseModel):
             stamp = parse_time(value)
         except (ValueError, OverflowError, OSError) as exc:
             raise ValueError(f"not an RFC 3339 time: {value[:40]!r}") from exc
-        if stamp is not None and not 0 <= stamp < 1e11:
+        if stamp is not None and not 0 <= stamp < MAX_TS:
             raise ValueError(f"time out of range: {value[:40]!r}")
         return value
 

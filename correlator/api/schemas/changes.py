@@ -6,12 +6,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body, Seconds, Text200
+from correlator.api.process_io import Author, Body
 from correlator.api.schemas.base import Labels, Number, Ordered
-
-Kind = Literal["deploy", "config", "feature", "image", "capacity", "infra"]
-Team = Literal["algo", "infra"]
-Stage = Literal["offline_eval", "shadow", "canary", "full", "rollback"]
+from correlator.limits import MAX_NAME, MAX_SUMMARY, NAME_PATTERN, Seconds, Text200
+from correlator.vocabulary import ChangeKind, RolloutStage, Team
 
 
 class ChangeBase(Body):
@@ -19,12 +17,12 @@ class ChangeBase(Body):
 
     person: Text200 | None = None
     target: Text200 | None = Field(None, examples=["model:click_rank_v3"])
-    summary: str | None = Field(None, max_length=10_000)
+    summary: str | None = Field(None, max_length=MAX_SUMMARY)
     labels: dict[str, Text200] | None = None
     scope: str | None = Field(None, max_length=2000, description="impact scope in words")
     planned_ts: Seconds | None = Field(None, description="when it is planned (unix seconds)")
     ts: Seconds | None = Field(None, description="when it happened; null while planned")
-    rollout_stage: Stage | None = None
+    rollout_stage: RolloutStage | None = None
     canary_percent: float | None = Field(None, ge=0, le=100)
     version: str | None = Field(None, max_length=100)
     author: Author = None
@@ -33,15 +31,15 @@ class ChangeBase(Body):
 class ChangeIn(ChangeBase):
     """A new change; kind and owner team are required."""
 
-    id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
-    kind: Kind
+    id: str | None = Field(None, min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
+    kind: ChangeKind
     owner: Team
 
 
 class ChangeUpdate(ChangeBase):
     """A partial update of a change."""
 
-    kind: Kind | None = None
+    kind: ChangeKind | None = None
     owner: Team | None = None
 
 

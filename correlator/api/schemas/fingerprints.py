@@ -8,6 +8,7 @@ from pydantic import Field
 
 from correlator.api.process_io import Body
 from correlator.api.schemas.base import Out
+from correlator.limits import MAX_TS
 
 
 class FingerprintIn(Body):
@@ -17,7 +18,7 @@ class FingerprintIn(Body):
     instance: str | None = Field(default=None, max_length=200)
     model: str | None = Field(default=None, max_length=200)
     ts: float | None = Field(
-        default=None, ge=0, le=1e11, allow_inf_nan=False, description="unix seconds; default now"
+        default=None, ge=0, le=MAX_TS, allow_inf_nan=False, description="unix seconds; default now"
     )
     fingerprint: dict[str, Any]
 

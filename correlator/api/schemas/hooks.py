@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body, Seconds, Text200
+from correlator.api.process_io import Author, Body
+from correlator.limits import MAX_NAME, MAX_SUMMARY, NAME_PATTERN, Seconds, Text200
+from correlator.vocabulary import RolloutStage, Team
 
 
 class DeployHook(Body):
@@ -14,15 +14,15 @@ class DeployHook(Body):
 
     model: Text200 = Field(min_length=1, pattern=r"^[^\x00/]+$")
     version: str = Field(min_length=1, max_length=100)
-    stage: Literal["offline_eval", "shadow", "canary", "full", "rollback"] = "full"
+    stage: RolloutStage = "full"
     canary_percent: float | None = Field(None, ge=0, le=100)
     person: Text200 | None = None
-    owner: Literal["algo", "infra"] = "algo"
+    owner: Team = "algo"
     pipeline: Text200 | None = Field(None, description="pipeline run, e.g. gitlab#4411")
     url: str | None = Field(None, max_length=2000)
-    summary: str | None = Field(None, max_length=10_000)
+    summary: str | None = Field(None, max_length=MAX_SUMMARY)
     ts: Seconds | None = Field(None, description="when it happened; default now")
     planned_ts: Seconds | None = None
     instance: Text200 | None = None
-    id: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
+    id: str | None = Field(None, min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
     author: Author = None

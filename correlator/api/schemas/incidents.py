@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body, Seconds
+from correlator.api.process_io import Author, Body
 from correlator.api.schemas.base import Labels, Number, Ordered, Out
+from correlator.limits import Seconds
 
 
 class NoteIn(Body):

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body, Text200
+from correlator.api.process_io import Author, Body
 from correlator.api.schemas.base import Out
 from correlator.api.schemas.oncall import OnCallPair
 from correlator.api.schemas.slas import SlaOut
+from correlator.limits import MAX_NAME, MAX_SUMMARY, NAME_PATTERN, Text200
+from correlator.vocabulary import Team
 
 
 class ModelIn(Body):
     """A model to register."""
 
-    name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
-    owner: Literal["algo", "infra"] = "algo"
-    description: str = Field("", max_length=10_000)
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
+    owner: Team = "algo"
+    description: str = Field("", max_length=MAX_SUMMARY)
     author: Author = None
 
 
@@ -50,7 +52,7 @@ class VersionOut(Out):
 class InstanceIn(Body):
     """An instance of a model running a version on a host."""
 
-    instance: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
+    instance: str = Field(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
     version: Text200 = ""
     host: Text200 = ""
     author: Author = None

@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from correlator.api.process_io import Author, Body, Seconds, Text200
+from correlator.api.process_io import Author, Body
 from correlator.api.schemas.base import Number, Out
-
-Team = Literal["algo", "infra"]
+from correlator.limits import Seconds, Text200
+from correlator.vocabulary import Team
 
 
 class Member(Body):

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pydantic import ConfigDict, Field, model_validator
 
-from pydantic import Field, model_validator
-
-from correlator.api.process_io import Author, Body, Seconds, Text200
+from correlator.api.process_io import Author, Body
 from correlator.api.schemas.base import Labels, Number, Ordered
+from correlator.limits import MAX_DESCRIPTION, MAX_NAME, NAME_PATTERN, Text200
+from correlator.records.sla import SlaRule
+from correlator.vocabulary import DEFAULT_SEVERITY, Severity
 
 
-class SlaBase(Body):
-    """An SLA as in FORMAT.md, plus severity, the written document and its model."""
+class SlaBase(Body, SlaRule):
+    """An SLA's record (``correlator.records.sla``), plus severity, its document and model."""
 
-    metric: str = Field(min_length=1, max_length=200, examples=["model_latency_p99_ms"])
-    labels: dict[str, Text200] = Field(default_factory=dict)
-    aggregate: Literal["max", "min", "mean", "sum"] = "max"
-    op: Literal[">", "<"] | None = None
-    threshold: float | None = Field(None, ge=-1e15, le=1e15)
-    for_seconds: float = Field(0, ge=0, le=1e7)
-    breach_start: Seconds | None = None
-    severity: Literal["critical", "major", "minor", "info"] = "major"
-    description: str = Field("", max_length=100_000, description="the SLA document (Markdown)")
+    model_config = ConfigDict(extra="forbid")  # a body takes only the fields it declares
+
+    labels: dict[str, Text200] = Field(default_factory=dict)  # strings only, unlike bundles'
+    severity: Severity = DEFAULT_SEVERITY
+    description: str = Field(
+        "", max_length=MAX_DESCRIPTION, description="the SLA document (Markdown)"
+    )
     model: Text200 | None = None
     author: Author = None
 
@@ -38,13 +37,13 @@ class SlaBase(Body):
 class SlaIn(SlaBase):
     """A new SLA."""
 
-    name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00/]+$")
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
 
 
 class SlaPut(SlaBase):
     """An SLA replacing the one named in the path (the name may be repeated)."""
 
-    name: str | None = Field(None, max_length=200)
+    name: str | None = Field(None, max_length=MAX_NAME)
 
 
 class SlaOut(Ordered):

@@ -1,0 +1,1 @@
+"""Typed records shared by the bundle reader, the store and the API."""
