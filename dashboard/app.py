@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import dash
@@ -12,8 +13,12 @@ from dashboard.client import ApiClient
 from dashboard.context import Context
 from dashboard.gate import install_gate, reader_token
 from dashboard.pages import board, capacity, changes, incidents, metrics, models, oncall, slas
+from dashboard.precompressed import install_precompressed
 from dashboard.settings import DashboardSettings
 
+ASSETS = Path(__file__).with_name("assets")
+# Component bundles Dash always lists that no page uses: the tables are plain HTML.
+UNUSED_SCRIPTS = re.compile(r'<script src="[^"]*/dash/dash_table/[^"]*"></script>\n?')
 NAV = [
     ("Board", "/board"),
     ("Incidents", "/incidents"),
@@ -24,6 +29,13 @@ NAV = [
     ("Metrics", "/metrics-browser"),
     ("Capacity", "/capacity"),
 ]
+
+
+class CauselineDash(dash.Dash):
+    """Dash, less the script tags of component bundles no page uses."""
+
+    def _generate_scripts_html(self) -> str:
+        return UNUSED_SCRIPTS.sub("", super()._generate_scripts_html())
 
 
 def _shell(app: dash.Dash, context: Context) -> html.Div:
@@ -75,12 +87,12 @@ def create_dashboard(
     )
     client.reader_token = reader_token
     prefix = "/" + settings.url_prefix.strip("/") + "/" if settings.url_prefix.strip("/") else "/"
-    app = dash.Dash(
+    app = CauselineDash(
         "causeline",
         server=server,
         use_pages=True,
         pages_folder="",
-        assets_folder=str(Path(__file__).with_name("assets")),
+        assets_folder=str(ASSETS),
         requests_pathname_prefix=prefix,
         routes_pathname_prefix=prefix,
         title="causeline",
@@ -92,5 +104,6 @@ def create_dashboard(
     board.register_filters(app, context)
     app.layout = lambda: _shell(app, context)
     install_gate(app, context)
+    install_precompressed(app.server, ASSETS, prefix)
     app.server.config["causeline_context"] = context
     return app

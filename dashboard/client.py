@@ -6,11 +6,13 @@ import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 import numpy as np
 import orjson
+
+from dashboard.access import is_loopback
 
 
 class ApiError(Exception):
@@ -63,6 +65,12 @@ def segment(text) -> str:
     return quoted.replace(".", "%2E") if set(quoted) <= {"."} else quoted
 
 
+def transfer_headers(base_url: str) -> dict[str, str]:
+    """Return headers asking a service on this machine not to compress: it costs CPU only."""
+    host = urlsplit(base_url).hostname or ""
+    return {"Accept-Encoding": "identity"} if is_loopback(host) else {}
+
+
 def parse_matrix(doc: dict) -> list[Series]:
     """Convert a Prometheus matrix response into series."""
     out = []
@@ -88,6 +96,7 @@ class ApiClient:
         reader_token: Callable[[], str | None] | None = None,
     ):
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers.update(transfer_headers(base_url))
         self.base_url = base_url.rstrip("/")
         self.has_token = token is not None
         # The signed-in person's token, when there is one: reads go with it, not the service's.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import base64
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,9 @@ TOP_PX = 30  # above the first panel: its title row
 BOTTOM_PX = 30  # below the last panel: its time labels
 MAX_LEGEND = 6  # entries in a panel's own legend; more are named on hover only
 DRIFT_FLOOR = 0.3  # PSI: the drift axis shows at least up to past the 0.25 critical level
+# Significant digits sent of each value: what the hover shows (%{y:.4g}); every y axis starts
+# at zero, so the rounding moves a line by under a thousandth of its panel's height.
+DIGITS = 4
 
 
 def breach_shape(start: float, end: float, offset: float = 0.0) -> dict:
@@ -215,7 +218,7 @@ def board_figure(
             traces.append(
                 _scatter(
                     **_x(s.ts, offset),
-                    y=_float32(s.values),
+                    y=significant(s.values),
                     xaxis=xaxis,
                     yaxis=yaxis,
                     mode="lines",
@@ -228,7 +231,7 @@ def board_figure(
                         "width": 1.4,
                         "dash": DASHES.get(variant, "solid"),
                     },
-                    hovertemplate=f"{template_text(raw)}: %{{y:.4g}} "
+                    hovertemplate=f"{template_text(raw)}: %{{y:.{DIGITS}g}} "
                     f"{template_text(data.label)}<extra></extra>",
                 )
             )
@@ -357,10 +360,22 @@ def _scatter(**fields) -> dict:
     return {"type": "scatter", **fields}
 
 
-def _float32(values) -> dict:
-    """Return values as a base64 float32 typed array: half the bytes, enough for drawing."""
-    data = np.ascontiguousarray(values, dtype="<f4").tobytes()
-    return {"dtype": "f4", "bdata": base64.b64encode(data).decode("ascii")}
+def significant(values, digits: int = DIGITS) -> list[float | None]:
+    """Return values rounded to ``digits`` significant digits, None for a gap (short JSON).
+
+    Dividing the rounded integer by an exact power of ten gives the double nearest the
+    decimal, which JSON writes in at most ``digits`` digits; it compresses to about half
+    the bytes of a float32 typed array.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(values) & (values != 0)
+    exponent = np.zeros(values.shape, dtype=np.int64)
+    exponent[finite] = np.floor(np.log10(np.abs(values[finite]))).astype(np.int64)
+    shift = np.clip(digits - 1 - exponent, -300, 300)  # decimal places kept; < 0: tens...
+    up, down = np.power(10.0, np.clip(shift, 0, None)), np.power(10.0, np.clip(-shift, 0, None))
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = np.where(finite, np.round(values * up / down) * down / up, values)
+    return [v if math.isfinite(v) else None for v in rounded.tolist()]
 
 
 def _time_axis(window: tuple[float, float], offset: float, *, anchor: str, first: bool) -> dict:
