@@ -385,14 +385,33 @@ def read_bundle(folder: Path | str, *, max_bytes: int = MAX_FILE_BYTES) -> Bundl
     )
 
 
+def format_values(values: np.ndarray) -> list[str]:
+    """Return ``format_value`` of each value, working on the whole array at once."""
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        whole = (np.abs(values) < 1e15) & (values == np.trunc(values))
+    out = [repr(v) for v in values.tolist()]
+    for i, v in zip(np.flatnonzero(whole).tolist(), values[whole].tolist(), strict=True):
+        out[i] = str(int(v))
+    for i in np.flatnonzero(~np.isfinite(values)).tolist():
+        out[i] = format_value(float(values[i]))
+    return out
+
+
+def _seconds_to_ms(ts: np.ndarray) -> list[float]:
+    """Return times rounded to the millisecond (``round(t, 3)``), at once when already exact."""
+    ts = np.asarray(ts, dtype=np.float64)
+    if np.array_equal(np.rint(ts * 1000) / 1000, ts):
+        return ts.tolist()
+    return [round(t, 3) for t in ts.tolist()]
+
+
 def matrix_document(series: list[Series]) -> dict:
     """Return the Prometheus ``query_range`` response form of series."""
     result: list[dict[str, object]] = []
     for s in series:
-        values = [
-            [round(float(t), 3), format_value(float(v))]
-            for t, v in zip(s.ts, s.values, strict=True)
-        ]
+        pairs = zip(_seconds_to_ms(s.ts), format_values(s.values), strict=True)
+        values = [[t, v] for t, v in pairs]
         result.append({"metric": {"__name__": s.name, **s.labels}, "values": values})
     return {"status": "success", "data": {"resultType": "matrix", "result": result}}
 

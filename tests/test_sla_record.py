@@ -47,7 +47,7 @@ def test_a_declared_breach_needs_no_condition_and_a_condition_needs_both_parts()
 
 
 def test_the_store_and_the_api_take_their_fields_from_the_record():
-    assert SLA_FIELDS == ("name", *RULE_FIELDS)
+    assert ("name", *RULE_FIELDS) == SLA_FIELDS
     assert issubclass(SlaBase, SlaRule)
     assert set(RULE_FIELDS) <= set(SlaIn.model_fields)
     assert RULE_FIELDS == (

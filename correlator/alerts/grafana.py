@@ -32,8 +32,9 @@ def render(message: Message) -> dict:
         lines.append(f"Top suspect: {escape(top.what)} ({escape(top.owner)})")
     link = escape(message.incident_url, quote=True)
     lines.append(f'<a href="{link}">incident #{message.incident_id} in causeline</a>')
+    time_ms = round(message.since * 1000)  # Grafana's unit
     annotation = {
-        "time": round(message.since * 1000),
+        "time": time_ms,
         "tags": _tags(
             "causeline",
             f"incident:{message.incident_id}",
@@ -46,7 +47,7 @@ def render(message: Message) -> dict:
         "text": "<br>".join(lines),
     }
     if message.event == "resolved" and message.resolved_at:
-        annotation["timeEnd"] = max(annotation["time"], round(message.resolved_at * 1000))
+        annotation["timeEnd"] = max(time_ms, round(message.resolved_at * 1000))
     return annotation
 
 

@@ -87,13 +87,13 @@ def take_webhook(
     (with ``settings``; ``source`` serves the SLA's current value). Alerts causeline itself
     sent (``source=causeline``) only become events.
     """
-    out = {"events": 0, "attached": [], "opened": []}
+    events, attached, opened = 0, [], []
     for alert in payload.get("alerts") or []:
         event = alert_event(alert, now=now)
         if conn.scalar(select(EventRow.id).where(EventRow.id == event.id)) is not None:
             continue  # Alertmanager repeats notifications; each is told once
         insert_events(conn=conn, events=[event])
-        out["events"] += 1
+        events += 1
         labels = event.labels
         if labels.get("source") == "causeline":
             continue
@@ -114,7 +114,7 @@ def take_webhook(
                         now=now,
                         by="alertmanager",
                     )
-                    out["opened"].append(new)
+                    opened.append(new)
                     targets.append(new)
                     _announce_opened(conn, new, settings, now, source)
         if not targets and labels.get("model"):
@@ -128,5 +128,5 @@ def take_webhook(
                 text=event.summary,
                 now=now,
             )
-            out["attached"].append(incident_id)
-    return out
+            attached.append(incident_id)
+    return {"events": events, "attached": attached, "opened": opened}

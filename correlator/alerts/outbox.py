@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
@@ -22,7 +23,7 @@ from correlator.vocabulary import DEFAULT_AGGREGATE, AlertEvent
 
 log = logging.getLogger(__name__)
 STATUSES = ("pending", "sending", "sent", "failed", "silenced", "stale")
-AGGREGATES = {
+AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "max": max,
     "min": min,
     "sum": sum,
@@ -154,7 +155,7 @@ def insert_row(
     now: float,
     top_suspect: str = "",
     status: str = "pending",
-    silenced_until: int | None = None,
+    silenced_until: float | None = None,
     last_error: str = "",
 ) -> bool:
     """Queue one message for one channel; return False when its dedup key is queued already."""

@@ -168,9 +168,11 @@ class OutboxWorker:
                     attempts=AlertOutbox.attempts + 1,
                 )
             )
-            return conn.execute(
-                select(AlertOutbox).where(AlertOutbox.id.in_(ids)).order_by(AlertOutbox.id)
-            ).all()
+            return list(
+                conn.execute(
+                    select(AlertOutbox).where(AlertOutbox.id.in_(ids)).order_by(AlertOutbox.id)
+                ).all()
+            )
 
     def _finish(self, row_id: int, **values) -> None:
         with write_transaction(self.engine) as conn:
@@ -186,14 +188,14 @@ class OutboxWorker:
 
     def _sent_last_minute(self, channel: str, now: float) -> int:
         with self.engine.connect() as conn:
-            return conn.scalar(
+            return conn.execute(
                 select(func.count())
                 .select_from(AlertOutbox)
                 .where(
                     AlertOutbox.channel == channel,
                     AlertOutbox.sent_at > now - 60.0,
                 )
-            )
+            ).scalar_one()
 
     def _deliver(self, config: AlertConfig, row, now: float, report: dict) -> None:
         channel = config.channels.get(row.channel)

@@ -171,5 +171,5 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
     # Responses only: ingest still reads (and gunzips) its own compressed request bodies.
     add_transfer_middleware(app)
     app.add_middleware(HostCheck, allowed=hosts)
-    app.openapi = _openapi(app)
+    app.openapi = _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     return app

@@ -34,8 +34,9 @@ def allowed_hosts(*, bind_host: str, extra: str | None, public_url: str | None) 
     names |= LOOPBACK_NAMES
     if bind_host not in WILDCARDS:
         names.add(host_name(bind_host) if bind_host.startswith("[") else bind_host.lower())
-    if public_url and urlsplit(public_url).hostname:
-        names.add(urlsplit(public_url).hostname.lower())
+    public_host = urlsplit(public_url).hostname if public_url else None
+    if public_host:
+        names.add(public_host.lower())
     return frozenset(names)
 
 

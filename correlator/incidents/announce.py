@@ -7,9 +7,12 @@ from sqlalchemy import Connection
 from correlator.alerts.outbox import enqueue_incident_event
 from correlator.store.incidents import get_incident, resolve_incident, set_snapshot
 from correlator.store.windows import MetricSource
+from correlator.vocabulary import AlertEvent
 
 
-def _announce(conn: Connection, incident_id: int, event: str, settings, now: float, source) -> None:
+def _announce(
+    conn: Connection, incident_id: int, event: AlertEvent, settings, now: float, source
+) -> None:
     incident = get_incident(conn=conn, incident_id=incident_id)
     if incident is not None:
         enqueue_incident_event(
@@ -24,7 +27,7 @@ def snapshot_and_announce(
     snapshot: dict,
     now: float,
     settings,
-    event: str,
+    event: AlertEvent,
     source: MetricSource | None = None,
 ) -> None:
     """Store a suspects snapshot and queue the opened/updated message with it."""

@@ -61,9 +61,9 @@ def build_chain(suspects: list[dict], *, sla: dict, topology: dict) -> list[dict
             {
                 "segment": seg,
                 "component": comps[seg],
-                "owner": (top.get("owner") if hit else None) or DEFAULT_OWNER[seg],
+                "owner": (top.get("owner") if hit and top else None) or DEFAULT_OWNER[seg],
                 "status": "suspect" if hit else "ok",
-                "evidence": top.get("evidence", "") if hit else "",
+                "evidence": top.get("evidence", "") if hit and top else "",
                 "suspects": [s.get("rank") for s in mine],
             }
         )

@@ -83,7 +83,7 @@ def _check(p: _Pass, sla: dict) -> None:
     state = sla_state(found, sla)
     name = sla["name"]
     p.report["slas"][name] = _say_state(state, sla, p.now)
-    if state.breaching:
+    if state.breaching and state.start is not None:  # a breaching state has its start
         _open(p, sla, start=state.start)
     elif state.known and state.ok_since is not None:
         with write_transaction(p.engine) as conn:

@@ -87,11 +87,11 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
         else:
             merged.append([bound, count])
     highest = -math.inf
-    for b in merged:  # ensureMonotonic
-        if b[1] > highest:
-            highest = b[1]
-        elif b[1] < highest:
-            b[1] = highest
+    for bucket in merged:  # ensureMonotonic
+        if bucket[1] > highest:
+            highest = bucket[1]
+        elif bucket[1] < highest:
+            bucket[1] = highest
     if len(merged) < 2:
         return math.nan
     observations = merged[-1][1]

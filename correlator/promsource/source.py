@@ -33,9 +33,9 @@ class PrometheusSource:
         self, *selectors: Selector, start: float, end: float, step: float | None = None
     ) -> list[Series]:
         """Return the mapped series any selector picks, read once (matchers apply after mapping)."""
-        names = {sel.name for sel in selectors}
-        if not all(names):  # a selector without a metric name reads every mapped metric
-            names = self.metrics
+        given = {sel.name for sel in selectors}
+        # A selector without a metric name reads every mapped metric.
+        names = self.metrics if not all(given) else given
         found = self.reader.read(names, start, end, step or self.step)
         return [s for s in found if any(sel.matches(s.name, s.labels) for sel in selectors)]
 

@@ -7,7 +7,7 @@ import math
 from correlator.bundle import Bundle
 from correlator.promsource.source import PrometheusSource
 
-EMPTY_TOPOLOGY = {"nodes": [], "edges": []}
+EMPTY_TOPOLOGY: dict[str, list] = {"nodes": [], "edges": []}
 
 
 def prometheus_bundle(

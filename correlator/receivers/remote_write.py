@@ -24,7 +24,7 @@ from collector.schema import (
     BatchError,
     parse_series,
 )
-from correlator.receivers.remote_pb2 import WriteRequest
+from correlator.receivers.remote_pb2 import WriteRequest  # type: ignore[attr-defined]  # protoc-built
 
 STALE_NAN = 0x7FF0000000000002  # Prometheus' staleness marker (value.StaleNaN)
 _BITS = struct.Struct("<d")

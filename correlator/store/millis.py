@@ -27,13 +27,13 @@ class Millis(TypeDecorator[float]):
         return None if value is None else value / 1000.0
 
 
-def to_millisecond(seconds: float | None) -> float | None:
+def to_millisecond(seconds: float) -> float:
     """Return unix seconds as a Millis column reads them back (whole milliseconds)."""
-    return None if seconds is None else round(float(seconds) * 1000) / 1000.0
+    return round(float(seconds) * 1000) / 1000.0
 
 
 def _hold_what_is_stored(target, value, oldvalue, initiator):
-    return to_millisecond(value)
+    return None if value is None else to_millisecond(value)
 
 
 def round_on_set(mapper: Mapper, cls: type) -> None:

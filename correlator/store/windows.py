@@ -18,7 +18,9 @@ from correlator.store.topology import read_topology
 class MetricSource(Protocol):
     """Serves some metrics from outside the store (``correlator.promsource``); None: store only."""
 
-    metrics: frozenset[str]
+    @property
+    def metrics(self) -> frozenset[str]:
+        """Return the names of the metrics it serves."""
 
     def read(self, *, names, start: float, end: float) -> list[Series]:
         """Return the named metrics' series in [start, end]."""

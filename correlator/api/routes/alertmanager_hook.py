@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from correlator.alerts.inbound import take_webhook
 from correlator.api.auth import WriterDep
 from correlator.api.deps import EngineDep, SettingsDep, SourceDep
-from correlator.api.process_io import now, write
+from correlator.api.handlers import now, write
 from correlator.api.schemas.alerts import WebhookIn, WebhookOut
 
 router = APIRouter(tags=["alerts"])

@@ -12,8 +12,8 @@ from correlator.alerts.routing import load_config
 from correlator.alerts.silences import add_silence, expire_silence, list_silences
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SettingsDep
-from correlator.api.process_io import field_error, not_found, now, read, who
-from correlator.api.process_io import write as write_call
+from correlator.api.handlers import field_error, not_found, now, read, who
+from correlator.api.handlers import write as write_call
 from correlator.api.schemas.alerts import (
     ChannelsOut,
     OutboxRow,
@@ -112,7 +112,7 @@ async def create_silence(body: SilenceIn, engine: EngineDep, token: WriterDep) -
     """Silence matching alerts until ends_at (or for duration_seconds)."""
     t = now()
     start = body.starts_at if body.starts_at is not None else t
-    end = body.ends_at if body.ends_at is not None else start + float(body.duration_seconds)
+    end = body.ends_at if body.ends_at is not None else start + (body.duration_seconds or 0.0)
     if end <= start:
         raise field_error("ends_at", "must be after starts_at")
     return await write_call(

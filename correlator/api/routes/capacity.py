@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import field_error, now, read
+from correlator.api.handlers import field_error, now, read
 from correlator.api.schemas.capacity import PlanIn, PlanOut
 from correlator.incidents.capacity import PlanInput, plan
 from correlator.store.measures import measured_capacity

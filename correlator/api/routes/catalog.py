@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import read
+from correlator.api.handlers import read
 from correlator.api.schemas.topology import TopologyOut
 from correlator.store.topology import read_topology
 

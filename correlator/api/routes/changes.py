@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import Name, field_error, not_found, now, read, who, write
+from correlator.api.handlers import Name, field_error, not_found, now, read, who, write
 from correlator.api.schemas.changes import ChangeIn, ChangeOut, ChangeUpdate
 from correlator.limits import MAX_TS
 from correlator.store.changes import (

@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Query
 
 from correlator.api.auth import IngestDep, ReaderDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import read, write
+from correlator.api.handlers import read, write
 from correlator.api.schemas.fingerprints import FingerprintIn, FingerprintOut, FingerprintStored
 from correlator.store.fingerprints import add_fingerprint, latest_fingerprint, list_fingerprints
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from correlator.api.auth import WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import now, who, write
+from correlator.api.handlers import now, who, write
 from correlator.api.schemas.changes import ChangeOut
 from correlator.api.schemas.hooks import DeployHook
 from correlator.store.changes import upsert_hook_change

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from correlator.analysis import AnalysisError, SlaMatchError
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SourceDep
-from correlator.api.process_io import field_error, not_found, now, read, who, write
+from correlator.api.handlers import field_error, not_found, now, read, who, write
 from correlator.api.schemas.incidents import (
     ActionIn,
     AnalysisOut,

@@ -46,7 +46,7 @@ def _matching(engine, matches: list[str], limits: ReadLimits) -> list[SeriesInfo
     return select_series(engine, parse_matches(matches), limits.max_series, limits)
 
 
-def _answer(values: list[str], limit: int) -> dict:
+def _answer(values: list, limit: int) -> dict:
     doc: dict = {"status": "success", "data": values[:limit]}
     if len(values) > limit:
         doc["warnings"] = [TRUNCATED]

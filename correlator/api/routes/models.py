@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import (
+from correlator.api.handlers import (
     Name,
     QueryName,
     field_error,

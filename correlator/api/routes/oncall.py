@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import field_error, now, read, who, write
+from correlator.api.handlers import field_error, now, read, who, write
 from correlator.api.schemas.oncall import (
     OnCallOut,
     OverrideIn,

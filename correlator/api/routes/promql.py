@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -104,20 +104,22 @@ def _step_ms(text: str | None) -> int:
 
 def _fetcher(engine, limits: ReadLimits, steps: int):
     """Return a fetch for the evaluator, within the request's series and points bounds."""
-    used = {"series": set(), "points": 0}
+    series_seen: set[int] = set()
+    points = 0
     held = limits.max_points * EVAL_POINTS_PER_READ_POINT
 
     def fetch(selector: Selector, start_ms: int, end_ms: int) -> list[Raw]:
+        nonlocal points
         with engine.connect() as conn:
             infos = find_series(
                 conn=conn, selector=selector, limit=limits.max_series + 1, deadline=limits.deadline
             )
-            used["series"].update(s.id for s in infos)
-            if len(used["series"]) > limits.max_series:
+            series_seen.update(s.id for s in infos)
+            if len(series_seen) > limits.max_series:
                 raise limits.too_many_series(limits.max_series)
-            if len(used["series"]) * steps > held:
+            if len(series_seen) * steps > held:
                 raise EvalError(
-                    f"{len(used['series'])} series at {steps} steps would hold more than "
+                    f"{len(series_seen)} series at {steps} steps would hold more than "
                     f"{held:,} points: narrow the selector or raise step"
                 )
             data = read_range(
@@ -125,7 +127,7 @@ def _fetcher(engine, limits: ReadLimits, steps: int):
                 series_ids=[s.id for s in infos],
                 start=start_ms / 1000,
                 end=end_ms / 1000,
-                max_points=limits.max_points - used["points"],
+                max_points=limits.max_points - points,
                 deadline=limits.deadline,
             )
         out = []
@@ -133,7 +135,7 @@ def _fetcher(engine, limits: ReadLimits, steps: int):
             got = data.get(info.id)
             if got is None:
                 continue
-            used["points"] += got.ts.size
+            points += got.ts.size
             keep = ~np.isnan(got.values)  # NULL samples: no sample, like a stale marker
             ts = np.rint(got.ts[keep] * 1000).astype(np.int64)
             out.append(Raw({"__name__": info.name, **info.labels}, ts, got.values[keep]))
@@ -149,6 +151,7 @@ def _seconds(ms: int) -> float | int:
 def _evaluate(engine, limits: ReadLimits, node: Node, steps: np.ndarray, instant: bool) -> bytes:
     value = run(node, steps, _fetcher(engine, limits, len(steps)))
     times = [_seconds(int(t)) for t in steps]
+    data: dict[str, Any]
     if isinstance(value, np.ndarray):
         if instant:
             data = {"resultType": "scalar", "result": [times[0], finite_or_name(value[0])]}
@@ -156,12 +159,12 @@ def _evaluate(engine, limits: ReadLimits, node: Node, steps: np.ndarray, instant
             points = [[t, finite_or_name(v)] for t, v in zip(times, value.tolist(), strict=True)]
             data = {"resultType": "matrix", "result": [{"metric": {}, "values": points}]}
     elif instant:
-        result = [
+        vector = [
             {"metric": v.labels, "value": [times[0], finite_or_name(v.values[0])]} for v in value
         ]
-        data = {"resultType": "vector", "result": result}
+        data = {"resultType": "vector", "result": vector}
     else:
-        result = []
+        result: list[dict[str, Any]] = []
         for vec in value:
             idx = np.flatnonzero(vec.present)
             vals = vec.values[idx].tolist()

@@ -11,7 +11,7 @@ from fastapi.routing import APIRoute
 from collector.schema import MAX_TIMESTAMP
 from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep, SourceDep
-from correlator.api.process_io import now, read
+from correlator.api.handlers import now, read
 from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.api.routes import promql
 from correlator.api.schemas.query import EventOut, SeriesList

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.process_io import Name, field_error, not_found, read, who, write
+from correlator.api.handlers import Name, field_error, not_found, read, who, write
 from correlator.api.schemas.slas import SlaBase, SlaIn, SlaOut, SlaPut
 from correlator.store.slas import delete_sla as remove_sla
 from correlator.store.slas import get_sla, list_slas, upsert_sla
@@ -14,7 +14,7 @@ from correlator.store.slas import get_sla, list_slas, upsert_sla
 router = APIRouter(tags=["slas"])
 
 
-def _store(*, conn, sla: dict) -> dict:
+def _store(*, conn, sla: dict) -> dict | None:
     upsert_sla(conn=conn, sla=sla)
     return get_sla(conn=conn, name=sla["name"])
 

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from correlator.alerts.inbound import parse_time
-from correlator.api.process_io import Author, Body
+from correlator.api.handlers import Author, Body
 from correlator.api.schemas.base import Labels, Number, Out
 from correlator.limits import MAX_TS, Seconds
 
@@ -115,6 +115,8 @@ class WebhookAlert(BaseModel):
     @field_validator("startsAt", "endsAt")
     @classmethod
     def _rfc3339(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         try:
             stamp = parse_time(value)
         except (ValueError, OverflowError, OSError) as exc:

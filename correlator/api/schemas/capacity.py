@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from correlator.api.process_io import Body
+from correlator.api.handlers import Body
 from correlator.api.schemas.base import Number, Out
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body
+from correlator.api.handlers import Author, Body
 from correlator.api.schemas.base import Labels, Number, Ordered
 from correlator.limits import MAX_NAME, MAX_SUMMARY, NAME_PATTERN, Seconds, Text200
 from correlator.vocabulary import ChangeKind, RolloutStage, Team

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from correlator.api.process_io import Body
+from correlator.api.handlers import Body
 from correlator.api.schemas.base import Out
 from correlator.limits import MAX_TS
 

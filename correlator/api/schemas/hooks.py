@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body
+from correlator.api.handlers import Author, Body
 from correlator.limits import MAX_NAME, MAX_SUMMARY, NAME_PATTERN, Seconds, Text200
 from correlator.vocabulary import RolloutStage, Team
 

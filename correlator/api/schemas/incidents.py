@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body
+from correlator.api.handlers import Author, Body
 from correlator.api.schemas.base import Labels, Number, Ordered, Out
 from correlator.limits import Seconds
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from correlator.api.process_io import Author, Body
+from correlator.api.handlers import Author, Body
 from correlator.api.schemas.base import Out
 from correlator.api.schemas.oncall import OnCallPair
 from correlator.api.schemas.slas import SlaOut

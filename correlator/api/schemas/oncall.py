@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from correlator.api.process_io import Author, Body
+from correlator.api.handlers import Author, Body
 from correlator.api.schemas.base import Number, Out
 from correlator.limits import Seconds, Text200
 from correlator.vocabulary import Team

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field, model_validator
 
-from correlator.api.process_io import Author, Body
+from correlator.api.handlers import Author, Body
 from correlator.api.schemas.base import Labels, Number, Ordered
 from correlator.limits import MAX_DESCRIPTION, MAX_NAME, NAME_PATTERN, Text200
 from correlator.records.sla import SlaRule

@@ -1,4 +1,4 @@
-"""Shared pieces of the process routers: body base model, field errors, store calls."""
+"""Shared pieces of the route handlers: the write-body base model, field errors, store calls."""
 
 from __future__ import annotations
 
