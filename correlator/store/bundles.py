@@ -19,7 +19,7 @@ from correlator.store.recordings import (
     recording_overlapping,
     save_recording,
 )
-from correlator.store.samples import insert_rows, read_range, sample_rows
+from correlator.store.samples import insert_columns, read_range, sample_columns
 from correlator.store.series import ensure_series
 from correlator.store.slas import get_sla, list_slas, upsert_sla
 from correlator.store.tables import Series as SeriesRow
@@ -64,13 +64,13 @@ def import_bundle(
             group.append(s)
             if sum(len(g.ts) for g in group) < 50_000 and i + 1 < len(kept):
                 continue
-            rows = sample_rows(
+            cols = sample_columns(
                 [ids[series_key(g.name, g.labels)] for g in group],
                 [g.ts for g in group],
                 [g.values for g in group],
             )
-            inserted += insert_rows(conn=conn, rows=rows)
-            done += len(rows)
+            inserted += insert_columns(conn=conn, cols=cols)
+            done += len(cols)
             group = []
             if progress:
                 progress(done, total)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from operator import itemgetter
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from collector.schema import Batch, SeriesBatch
 from correlator.store.deltas import cumulate
 from correlator.store.engine import write_transaction
 from correlator.store.events import insert_events
-from correlator.store.samples import insert_rows, sample_rows
+from correlator.store.samples import columns_of, concat_columns, insert_columns, sample_columns
 from correlator.store.series import ensure_series
 
 
@@ -54,6 +55,24 @@ class SeriesCache:
             self._ids.update(ids)
 
 
+# One lock per SQLite engine: this process's batches queue here, not in SQLite's busy sleeps.
+_writers: weakref.WeakKeyDictionary[Engine, threading.Lock] = weakref.WeakKeyDictionary()
+_writers_guard = threading.Lock()
+
+
+@contextmanager
+def _batch_transaction(engine: Engine) -> Iterator[Connection]:
+    """Yield a write transaction; on SQLite, one batch of this process at a time."""
+    if engine.dialect.name != "sqlite":
+        with write_transaction(engine) as conn:
+            yield conn
+        return
+    with _writers_guard:
+        lock = _writers.setdefault(engine, threading.Lock())
+    with lock, write_transaction(engine) as conn:
+        yield conn
+
+
 def store_batch(
     *,
     engine: Engine,
@@ -73,24 +92,23 @@ def store_batch(
     keyed.update(zip(delta_keys, deltas, strict=True))
     known, missing = cache.lookup(list(keyed))
     new_ids: dict[str, int] = {}
-    with write_transaction(engine) as conn:
+    with _batch_transaction(engine) as conn:
         if missing:
             new_ids = ensure_series(
                 conn=conn, items={k: (keyed[k].name, keyed[k].labels) for k in missing}
             )
         ids = known | new_ids
-        rows = sample_rows(
+        cols = sample_columns(
             [ids[k] for k in keys],
             [s.timestamps for s in batch.series],
             [s.values for s in batch.series],
         )
-        samples = len(rows)
+        samples = len(cols)
         if deltas:
-            delta_ids = [ids[k] for k in delta_keys]
-            rows += cumulate(conn=conn, ids=delta_ids, series=deltas)
-            rows.sort(key=itemgetter(0, 1, 2))  # the key order insert_rows expects
+            totals = cumulate(conn=conn, ids=[ids[k] for k in delta_keys], series=deltas)
+            cols = concat_columns(cols, columns_of(totals))  # in the key order, as before
             samples += sum(len(s.timestamps) for s in deltas)
-        inserted = insert_rows(conn=conn, rows=rows)
+        inserted = insert_columns(conn=conn, cols=cols)
         events = insert_events(conn=conn, events=batch.events)
     cache.remember(new_ids)
     return IngestResult(series=len(keyed), samples=samples, inserted=inserted, events=events)

@@ -8,11 +8,11 @@ a small, cached part of the index; a range read seeks each hour of the window.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import chain
-from operator import itemgetter
 
 import numpy as np
 import psycopg
@@ -20,15 +20,18 @@ from sqlalchemy import Connection
 
 from correlator.store import chunks
 from correlator.store.bounds import TooManyPoints, check_deadline
+from correlator.store.engine import driver_connection
 from correlator.store.partitions import prepare_for_rows
 from correlator.store.rollup_state import HOUR_MS, MINUTE_MS, Part, late_cut, mark_late, read_parts
 from correlator.store.series import CHUNK
 
 Row = tuple[int, int, int, float | None]  # (hour, series_id, ts ms, value)
+Numbers = Sequence[float] | np.ndarray  # one series' timestamps (seconds) or values
 
-_SQLITE_INSERT = (
-    "INSERT INTO samples (hour, series_id, ts, value) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
-)
+_SQLITE_INSERT = "INSERT INTO samples (hour, series_id, ts, value) VALUES {} ON CONFLICT DO NOTHING"
+# Rows per INSERT statement (fewer where the build allows fewer variables): each statement
+# gives the GIL back while SQLite works, so few large ones let request parsing run meanwhile.
+_SQLITE_ROWS = 8000
 _PG_STAGING = (
     "CREATE TEMP TABLE IF NOT EXISTS samples_staging "
     "(hour int4, series_id int4, ts int8, value float8) ON COMMIT DELETE ROWS"
@@ -38,6 +41,24 @@ _PG_MERGE = (
     "SELECT hour, series_id, ts, value FROM samples_staging ORDER BY hour, series_id, ts "
     "ON CONFLICT DO NOTHING"
 )
+# PostgreSQL binary COPY: a header, then per row a field count and (length, big-endian value)
+# for each field; a NULL is length -1 with no value (the record's last 8 bytes cut off).
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+_COPY_TRAILER = b"\xff\xff"
+_COPY_RECORD = np.dtype(
+    [
+        ("fields", ">i2"),
+        ("hour_len", ">i4"),
+        ("hour", ">i4"),
+        ("sid_len", ">i4"),
+        ("sid", ">i4"),
+        ("ts_len", ">i4"),
+        ("ts", ">i8"),
+        ("value_len", ">i4"),
+        ("value", ">f8"),
+    ]
+)
+_COPY_VALUE_AT = _COPY_RECORD.itemsize - 8
 
 
 @dataclass(slots=True)
@@ -49,106 +70,248 @@ class SeriesData:
     values: np.ndarray
 
 
-def sample_rows(
+@dataclass(slots=True)
+class SampleColumns:
+    """Rows to store as parallel numpy columns: hour, series id, ts (ms) and value (NaN: NULL)."""
+
+    hour: np.ndarray
+    series_id: np.ndarray
+    ts: np.ndarray
+    value: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def take(self, index: np.ndarray) -> SampleColumns:
+        """Return the rows an index array or boolean mask selects, in its order."""
+        return SampleColumns(
+            self.hour[index], self.series_id[index], self.ts[index], self.value[index]
+        )
+
+    def rows(self) -> list[Row]:
+        """Return the rows as tuples; NaN becomes None."""
+        values: list = self.value.tolist()
+        for i in np.flatnonzero(np.isnan(self.value)).tolist():
+            values[i] = None
+        cols = (self.hour.tolist(), self.series_id.tolist(), self.ts.tolist(), values)
+        return list(zip(*cols, strict=True))
+
+
+def _sorted(cols: SampleColumns) -> SampleColumns:
+    """Return the rows in key order (hour, series_id, ts); equal keys keep their order."""
+    h, s, t = cols.hour, cols.series_id, cols.ts
+    ordered = (h[1:] > h[:-1]) | (
+        (h[1:] == h[:-1]) & ((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (t[1:] >= t[:-1])))
+    )
+    return cols if ordered.all() else cols.take(np.lexsort((t, s, h)))
+
+
+def _flat(arrays: Sequence[Numbers], total: int) -> np.ndarray:
+    return np.fromiter(chain.from_iterable(arrays), np.float64, total)
+
+
+def sample_columns(
     series_ids: Sequence[int],
-    timestamps: Sequence[Sequence[float]],
-    values: Sequence[Sequence[float]],
-) -> list[Row]:
-    """Return storable rows of several series, sorted by key; NaN becomes NULL."""
+    timestamps: Sequence[Numbers],
+    values: Sequence[Numbers],
+) -> SampleColumns:
+    """Return storable rows of several series as columns, sorted by key."""
     lengths = [len(ts) for ts in timestamps]
     total = sum(lengths)
     sid = np.repeat(np.asarray(series_ids, dtype=np.int64), lengths)
-    millis = np.rint(np.fromiter(chain.from_iterable(timestamps), np.float64, total) * 1000)
-    millis = millis.astype(np.int64)
-    hours = millis // HOUR_MS
-    order = np.lexsort((millis, sid, hours))
-    flat = np.fromiter(chain.from_iterable(values), np.float64, total)[order]
-    cols = (hours[order].tolist(), sid[order].tolist(), millis[order].tolist())
-    if not np.isnan(flat).any():
-        return list(zip(*cols, flat.tolist(), strict=True))
-    return list(zip(*cols, [None if math.isnan(v) else v for v in flat.tolist()], strict=True))
+    millis = np.rint(_flat(timestamps, total) * 1000).astype(np.int64)
+    cols = SampleColumns(millis // HOUR_MS, sid, millis, _flat(values, total))
+    return _sorted(cols)
+
+
+def columns_of(rows: Sequence[Row]) -> SampleColumns:
+    """Return rows (hour, series_id, ts ms, value or None) as columns, in the same order."""
+    if not rows:
+        empty = np.empty(0, np.int64)
+        return SampleColumns(empty, empty, empty, np.empty(0, np.float64))
+    hours, sids, stamps, values = zip(*rows, strict=True)
+    return SampleColumns(
+        np.array(hours, np.int64),
+        np.array(sids, np.int64),
+        np.array(stamps, np.int64),
+        np.array(values, np.float64),  # None becomes NaN
+    )
+
+
+def concat_columns(first: SampleColumns, second: SampleColumns) -> SampleColumns:
+    """Return both sets of rows in key order; among equal keys the first set's come first."""
+    cols = SampleColumns(
+        *(np.concatenate(pair) for pair in zip(_fields(first), _fields(second), strict=True))
+    )
+    return _sorted(cols)
+
+
+def _fields(cols: SampleColumns) -> tuple[np.ndarray, ...]:
+    return cols.hour, cols.series_id, cols.ts, cols.value
+
+
+def sample_rows(
+    series_ids: Sequence[int],
+    timestamps: Sequence[Numbers],
+    values: Sequence[Numbers],
+) -> list[Row]:
+    """Return storable rows of several series, sorted by key; NaN becomes NULL."""
+    return sample_columns(series_ids, timestamps, values).rows()
 
 
 def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
     """Insert rows (as from ``sample_rows``), skipping stored ones; return how many were new.
 
+    The rows go as they come (``insert_columns``).
+    """
+    if not rows:
+        return 0
+    return insert_columns(conn=conn, cols=columns_of(rows))
+
+
+def insert_columns(*, conn: Connection, cols: SampleColumns) -> int:
+    """Insert rows sorted by hour, skipping stored ones; return how many were new.
+
     Rows a chunk holds count as stored (``correlator.store.chunks``).
     New rows in an hour that ended a while ago mark it late (``rollup_state.mark_late``) in
     this transaction, so reads take it from raw until the rollup job rebuilds it.
     """
-    if not rows:
+    if not len(cols):
         return 0
     cut = late_cut()
-    late = rows[0][0] < cut  # fresh data (the usual batch) costs no query
+    late = int(cols.hour[0]) < cut  # fresh data (the usual batch) costs no query
     if late:
         # Compaction may have moved the hour into chunks: wait for it, drop what they hold.
         chunks.lock_chunks(conn=conn, shared=True)
-        held = chunks.held_keys(
-            conn=conn, rows=rows[: bisect_right(rows, cut - 1, key=itemgetter(0))]
-        )
-        if held:
-            rows = [r for r in rows if (r[1], r[2]) not in held]
-            if not rows:
-                return 0
-    raw = conn.connection.driver_connection
+        cols = _without_held(conn, cols, cut)
+        if not len(cols):
+            return 0
+    raw = driver_connection(conn)
     if conn.dialect.name == "postgresql":
-        # Rows come sorted by hour (sample_rows): the first and last give the day range.
-        prepare_for_rows(conn=conn, first_hour=rows[0][0], last_hour=rows[-1][0])
-        inserted = _copy_postgres(raw, rows)
+        # Rows come sorted by hour: the first and last give the day range.
+        first, last = int(cols.hour[0]), int(cols.hour[-1])
+        prepare_for_rows(conn=conn, first_hour=first, last_hour=last)
+        inserted = _copy_postgres(raw, cols)
     else:
-        cur = raw.cursor()
-        try:
-            cur.executemany(_SQLITE_INSERT, rows)
-            inserted = cur.rowcount
-        finally:
-            cur.close()
+        inserted = _insert_sqlite(raw, cols)
     if inserted and late:
-        mark_late(conn=conn, hours=_hours_before(rows, cut))
+        mark_late(conn=conn, hours=np.unique(cols.hour[cols.hour < cut]).tolist())
     return inserted
 
 
-def _hours_before(rows: list[Row], cut: int) -> list[int]:
-    """Return the distinct hours below cut of rows sorted by hour."""
-    hours, i = [], 0
-    while i < len(rows) and rows[i][0] < cut:
-        hours.append(rows[i][0])
-        i = bisect_right(rows, rows[i][0], lo=i, key=itemgetter(0))
-    return hours
+def _without_held(conn: Connection, cols: SampleColumns, cut: int) -> SampleColumns:
+    """Return the rows less those of hours before cut that chunks hold."""
+    n = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
+    first, last = int(cols.hour[0]), int(cols.hour[n - 1])
+    if not _any_chunk(conn, first, last):  # a backfill where nothing was compacted
+        return cols
+    sid, ts = cols.series_id[:n], cols.ts[:n]
+    found = chunks.read_chunks(
+        conn=conn, series_ids=np.unique(sid).tolist(), first_hour=first, last_hour=last
+    )
+    if not found:
+        return cols
+    order = np.argsort(sid, kind="stable")  # each series' late rows: one slice of order
+    by_series = sid[order]
+    held = np.zeros(len(cols), dtype=bool)
+    for chunk in found:
+        lo = np.searchsorted(by_series, chunk.series_id, side="left")
+        hi = np.searchsorted(by_series, chunk.series_id, side="right")
+        rows = order[lo:hi]
+        held[rows[np.isin(ts[rows], chunk.ts)]] = True
+    return cols.take(~held) if held.any() else cols
 
 
-def _pg_float(value: float | None) -> str:
-    if value is None:
-        return "\\N"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return repr(value)
+def _any_chunk(conn: Connection, first: int, last: int) -> bool:
+    """Return whether any series has a chunk holding hours of [first, last]."""
+    sql = (
+        f"SELECT 1 FROM sample_chunks WHERE hour >= {chunks.day_start(first)} "
+        f"AND hour <= {last} AND end_hour >= {first} LIMIT 1"
+    )
+    return conn.exec_driver_sql(sql).first() is not None
 
 
-def _copy_text(rows: list[Row]) -> str:
+def _sqlite_params(cols: SampleColumns) -> list:
+    """Return the rows' values flattened row by row; NaN becomes None (NULL)."""
+    flat: list = [None] * (4 * len(cols))
+    flat[0::4] = cols.hour.tolist()
+    flat[1::4] = cols.series_id.tolist()
+    flat[2::4] = cols.ts.tolist()
+    flat[3::4] = cols.value.tolist()
+    for i in np.flatnonzero(np.isnan(cols.value)).tolist():
+        flat[4 * i + 3] = None
+    return flat
+
+
+def _statement_rows(raw) -> int:
     try:
-        plain = math.isfinite(sum(r[3] for r in rows))
-    except TypeError:  # a None (NaN) among them
-        plain = False
-    if plain:
-        return "".join([f"{h}\t{s}\t{t}\t{v!r}\n" for h, s, t, v in rows])
-    return "".join([f"{h}\t{s}\t{t}\t{_pg_float(v)}\n" for h, s, t, v in rows])
+        variables = raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    except AttributeError:  # Python before 3.11: assume the smallest default
+        variables = 999
+    return max(1, min(_SQLITE_ROWS, variables // 4))
 
 
-def _copy_postgres(raw, rows: list[Row]) -> int:
+@lru_cache(maxsize=64)
+def _sqlite_insert(n: int) -> str:
+    return _SQLITE_INSERT.format(",".join(["(?,?,?,?)"] * n))
+
+
+def _insert_sqlite(raw, cols: SampleColumns) -> int:
+    """Insert rows in order, many per statement; return how many were new.
+
+    Full statements take ``_statement_rows`` rows; the rest goes in power-of-two pieces, so a
+    few statement texts serve every batch size.
+    """
+    flat = _sqlite_params(cols)
+    step, n, at, inserted = _statement_rows(raw), len(cols), 0, 0
+    cur = raw.cursor()
+    try:
+        while at < n:
+            size = step if n - at >= step else 1 << ((n - at).bit_length() - 1)
+            cur.execute(_sqlite_insert(size), flat[4 * at : 4 * (at + size)])
+            inserted += cur.rowcount
+            at += size
+    finally:
+        cur.close()
+    return inserted
+
+
+def _copy_binary(cols: SampleColumns) -> bytes:
+    """Return the rows as PostgreSQL binary COPY data; NaN becomes NULL."""
+    rec = np.empty(len(cols), _COPY_RECORD)
+    rec["fields"] = 4
+    rec["hour_len"] = rec["sid_len"] = 4
+    rec["ts_len"] = 8
+    rec["hour"], rec["sid"], rec["ts"], rec["value"] = _fields(cols)
+    null = np.isnan(cols.value)
+    rec["value_len"] = np.where(null, -1, 8)
+    body = rec.view(np.uint8).reshape(len(cols), _COPY_RECORD.itemsize)
+    if null.any():
+        keep = np.ones(body.shape, dtype=bool)
+        keep[null, _COPY_VALUE_AT:] = False
+        return _COPY_HEADER + body[keep].tobytes() + _COPY_TRAILER
+    return _COPY_HEADER + body.tobytes() + _COPY_TRAILER
+
+
+def _copy_postgres(raw, cols: SampleColumns) -> int:
     """COPY straight into samples; on a duplicate, COPY into staging and merge instead."""
-    text = _copy_text(rows)
+    data = _copy_binary(cols)
     with raw.cursor() as cur:
         cur.execute("SAVEPOINT samples_copy")
         try:
-            with cur.copy("COPY samples (hour, series_id, ts, value) FROM STDIN") as copy:
-                copy.write(text)
+            with cur.copy(
+                "COPY samples (hour, series_id, ts, value) FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.write(data)
             cur.execute("RELEASE SAVEPOINT samples_copy")
-            return len(rows)
+            return len(cols)
         except psycopg.errors.UniqueViolation:
             cur.execute("ROLLBACK TO SAVEPOINT samples_copy")
         cur.execute(_PG_STAGING)
-        with cur.copy("COPY samples_staging (hour, series_id, ts, value) FROM STDIN") as copy:
-            copy.write(text)
+        with cur.copy(
+            "COPY samples_staging (hour, series_id, ts, value) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.write(data)
         cur.execute(_PG_MERGE)
         inserted = cur.rowcount
         cur.execute("TRUNCATE samples_staging")
@@ -321,7 +484,7 @@ def read_range(
     if not ids or hi < lo:
         return {}
     step_ms = max(1, round(step * 1000)) if step else None
-    raw = conn.connection.driver_connection
+    raw = driver_connection(conn)
     postgres = conn.dialect.name == "postgresql"
     minutes = step_ms is not None and step_ms >= MINUTE_MS
     parts = read_parts(conn=conn, lo=lo, hi=hi) if minutes else _windows(conn, lo, hi)
@@ -334,7 +497,7 @@ def read_range(
             check_deadline(deadline)
             left = None if budget is None else budget - len(rows)
             found = _chunk_rows(conn, ids, part, step_ms)
-            if left is not None and len(found) > left:
+            if max_points is not None and left is not None and len(found) > left:
                 raise TooManyPoints(max_points)
             if len(found):
                 chunked.append(found)
@@ -343,7 +506,7 @@ def read_range(
             check_deadline(deadline)
             left = None if budget is None else budget - len(rows) + 1
             rows.extend(_fetch(raw, postgres, ids[i : i + CHUNK], part, step_ms, left))
-            if budget is not None and len(rows) > budget:
+            if max_points is not None and budget is not None and len(rows) > budget:
                 raise TooManyPoints(max_points)
     if not rows and not chunked:
         return {}
@@ -360,7 +523,7 @@ def read_range(
     if merge and not step_ms:
         twin = np.r_[False, (np.diff(arr[:, 0]) == 0) & (np.diff(arr[:, 1]) == 0)]
         arr = arr[~twin]
-    if minutes or (merge and step_ms):
+    if step_ms and (minutes or merge):
         arr = _extremes(arr, step_ms)
     if step_ms:  # a bucket's min and max may be the same sample
         keep = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(arr[:, 1]) != 0)]
@@ -370,9 +533,9 @@ def read_range(
     sid = arr[:, 0].astype(np.int64)
     cuts = np.flatnonzero(np.diff(sid)) + 1
     out: dict[int, SeriesData] = {}
-    for part in np.split(np.arange(len(sid)), cuts):
-        first = int(sid[part[0]])
-        out[first] = SeriesData(first, arr[part, 1] / 1000.0, arr[part, 2])
+    for rows_of in np.split(np.arange(len(sid)), cuts):  # one series' rows each
+        first = int(sid[rows_of[0]])
+        out[first] = SeriesData(first, arr[rows_of, 1] / 1000.0, arr[rows_of, 2])
     return out
 
 

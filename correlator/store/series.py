@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -11,9 +12,21 @@ from collector.schema import series_key
 from correlator.selector import Selector
 from correlator.store.bounds import check_deadline
 from correlator.store.dialect import upsert_insert
+from correlator.store.engine import driver_connection
 from correlator.store.tables import Histogram, Series
 
 CHUNK = 500
+# Series rows go as (key, name, labels JSON, histogram_id, le), straight to the driver.
+_SQLITE_SERIES = (
+    "INSERT INTO series (key, name, labels, histogram_id, le) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (key) DO NOTHING"
+)
+# One statement for all rows, in their order (ids follow it, as row by row).
+_PG_SERIES = (
+    "INSERT INTO series (key, name, labels, histogram_id, le) "
+    "SELECT * FROM unnest(%b::varchar[], %b::varchar[], %b::text[]::json[], %b::int4[], "
+    "%b::float8[]) ON CONFLICT (key) DO NOTHING"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,18 +77,37 @@ def ensure_series(
         stmt = upsert_insert(conn, Histogram).on_conflict_do_nothing(index_elements=["key"])
         conn.execute(stmt, list(hist_rows.values()))
         hist_ids = _ids_by_key(conn, Histogram, list(hist_rows))
+    return _insert_series(conn, _series_rows(items, hist_ids), list(items))
+
+
+def _series_rows(items: dict[str, tuple[str, dict[str, str]]], hist_ids: dict[str, int]) -> list:
+    """Return (key, name, labels JSON, histogram id, le) rows, in the items' order."""
     rows = []
     for key, (name, labels) in items.items():
-        row = {"key": key, "name": name, "labels": labels, "histogram_id": None, "le": None}
+        hist_id, le = None, None
         if name.endswith("_bucket") and "le" in labels:
             rest = {k: v for k, v in labels.items() if k != "le"}
-            row["histogram_id"] = hist_ids[series_key(name.removesuffix("_bucket"), rest)]
-            row["le"] = _parse_le(labels["le"])
-        rows.append(row)
-    stmt = upsert_insert(conn, Series).on_conflict_do_nothing(index_elements=["key"])
-    for i in range(0, len(rows), CHUNK):
-        conn.execute(stmt, rows[i : i + CHUNK])
-    return _ids_by_key(conn, Series, list(items))
+            hist_id = hist_ids[series_key(name.removesuffix("_bucket"), rest)]
+            le = _parse_le(labels["le"])
+        # JSON text as the JSON column type writes it (json.dumps), so stored labels match.
+        rows.append((key, name, json.dumps(labels), hist_id, le))
+    return rows
+
+
+def _insert_series(conn: Connection, rows: list, keys: list[str]) -> dict[str, int]:
+    """Insert the rows skipping existing keys, in one statement; return key -> id of keys."""
+    raw = driver_connection(conn)
+    if conn.dialect.name == "postgresql":
+        with raw.cursor() as cur:
+            cur.execute(_PG_SERIES, [list(col) for col in zip(*rows, strict=True)])
+            cur.execute("SELECT key, id FROM series WHERE key = ANY(%b)", (keys,))
+            return dict(cur.fetchall())
+    cur = raw.cursor()
+    try:
+        cur.executemany(_SQLITE_SERIES, rows)
+    finally:
+        cur.close()
+    return _ids_by_key(conn, Series, keys)
 
 
 def find_series(
