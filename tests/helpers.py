@@ -80,3 +80,22 @@ def read_samples(engine: Engine, ids, start: float, end: float, step: float | No
 
     with engine.connect() as conn:
         return read_range(conn=conn, series_ids=ids, start=start, end=end, step=step)
+
+
+def p99_sla(
+    model: str = "m", *, threshold: float = 50, for_seconds: float = 60, name: str = ""
+) -> dict:
+    """Return an SLA on a model's p99 latency: above ``threshold`` ms for ``for_seconds``."""
+    return {
+        "name": name or f"{model} p99",
+        "metric": "model_latency_p99_ms",
+        "labels": {"model": model},
+        "aggregate": "max",
+        "op": ">",
+        "threshold": threshold,
+        "for_seconds": for_seconds,
+    }
+
+
+# The SLA the live source tests breach: model m1's p99 latency above 100 ms for 60 s.
+M1_LATENCY_SLA = p99_sla("m1", threshold=100.0, name="m1 p99 latency")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from correlator.bundle import Bundle, Series
+from tests.helpers import p99_sla
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "shared" / "scenarios"
 PUBLIC = sorted((SCENARIOS / "public").glob("*/")) if (SCENARIOS / "public").is_dir() else []
@@ -47,15 +48,7 @@ def small_bundle(*, seed: int = 0, cause_at: int = 80, breach_at: int = 90) -> B
             {"from": "instance:i1", "to": "host:h1", "kind": "runs_on"},
         ],
     }
-    sla = {
-        "name": "m p99",
-        "metric": "model_latency_p99_ms",
-        "labels": {"model": "m"},
-        "aggregate": "max",
-        "op": ">",
-        "threshold": 50,
-        "for_seconds": 45,
-    }
+    sla = p99_sla("m", threshold=50, for_seconds=45)
     changes = [
         {
             "id": "c1",

@@ -28,7 +28,7 @@ from collector.shipper import Backoff
 from collector.spool import Spool
 from correlator.store.engine import make_engine
 from correlator.store.migrate import upgrade
-from tests.helpers import count_rows, free_port
+from tests.helpers import M1_LATENCY_SLA, count_rows, free_port
 from tests.promsource import servers
 
 pytestmark = pytest.mark.integration
@@ -38,15 +38,7 @@ END = (time.time() // STEP) * STEP - 120  # the last reading, two minutes ago
 START = END - 3600
 BREACH = END - 20 * 60  # latency jumps here; the GPU saturated six minutes before
 HOST = "gpu-node-1"
-SLA = {
-    "name": "m1 p99 latency",
-    "metric": "model_latency_p99_ms",
-    "labels": {"model": "m1"},
-    "aggregate": "max",
-    "op": ">",
-    "threshold": 100.0,
-    "for_seconds": 60,
-}
+SLA = M1_LATENCY_SLA
 # The agent's host and GPU series carry causeline's own names; the built-in mapping reads
 # those metrics from node-exporter and DCGM names, so a fleet whose agents remote-write
 # passes them through with the shipped mapping. model_* names pass through in the built-in.

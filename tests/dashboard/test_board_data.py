@@ -9,6 +9,7 @@ from correlator.selector import SelectorError, parse_selector
 from dashboard.board_data import BoardView, load_board
 from dashboard.client import ApiError, Series
 from dashboard.panels import PANELS
+from tests.helpers import p99_sla
 
 T0 = 1_681_857_000.0
 BREACH = T0 + 600
@@ -197,17 +198,7 @@ def test_an_sla_on_a_built_in_metric_stays_in_its_built_in_panel():
     labels = {"model": "m", "instance": "i-1"}
     service = RecordedService(
         [_series("model_latency_p99_ms", labels, [10, 10, 60, 60, 60, 10])],
-        [
-            {
-                "name": "m p99",
-                "metric": "model_latency_p99_ms",
-                "labels": {"model": "m"},
-                "aggregate": "max",
-                "op": ">",
-                "threshold": 50,
-                "for_seconds": 60,
-            }
-        ],
+        [p99_sla("m", threshold=50, for_seconds=60)],
         topology={"edges": [{"from": "instance:i-1", "to": "model:m", "kind": "serves"}]},
     )
     data = load_board(service, _view(model="m"))

@@ -24,21 +24,14 @@ from correlator.store.ingest import store_batch
 from correlator.store.migrate import upgrade
 from correlator.store.slas import upsert_sla
 from correlator.store.tokens import create_token
+from tests.helpers import M1_LATENCY_SLA
 from tests.promsource import servers
 
 STEP = 15.0
 END = (time.time() // STEP) * STEP - 120  # the last sample, two minutes ago
 START = END - 2 * 3600
 BREACH = END - 20 * 60  # latency jumps here; the SLA holds for 60 s
-SLA = {
-    "name": "m1 p99 latency",
-    "metric": "model_latency_p99_ms",
-    "labels": {"model": "m1"},
-    "aggregate": "max",
-    "op": ">",
-    "threshold": 100.0,
-    "for_seconds": 60,
-}
+SLA = M1_LATENCY_SLA
 ENV = (
     "CAUSELINE_PROMETHEUS_URL",
     "CAUSELINE_PROMETHEUS_MAPPING",
