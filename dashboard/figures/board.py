@@ -189,152 +189,27 @@ def board_figure(
     (seconds) moves every time, so the axes read in a local zone rather than UTC.
     """
     thresholds = thresholds or {}
-    traces: list[dict] = []
-    domains = _domains(len(panels))
     total = _plot_height(len(panels))
     colours: dict[str, str] = {}
+    traces: list[dict] = []
     layout: dict = {}
-    annotations = []
-    shapes = []
+    annotations, shapes = [], []
     visible = [c for c in changes if c.get("ts") is not None]
-    for i, (data, domain) in enumerate(zip(panels, domains, strict=True)):
+    for i, (data, domain) in enumerate(zip(panels, _domains(len(panels)), strict=True)):
         suffix = "" if i == 0 else str(i + 1)
         xaxis, yaxis, legend = f"x{suffix}", f"y{suffix}", f"legend{suffix}"
-        ymax = 0.0
-        several = len({s.name for s in data.series}) > 1
-        ordered = sorted(data.series, key=lambda s: (series_key(s), s.name))
-        keys = list(dict.fromkeys(series_key(s) for s in ordered))
-        legible = 1 < len(keys) <= MAX_LEGEND
-        used: set[str] = set()
-        panel_colours = {key: _colour(key, used, colours) for key in keys}
-        seen: set[str] = set()
-        for s in ordered:
-            key = series_key(s)
-            variant = _variant(s.name) or (variant_of(s.name) or s.name if several else "")
-            raw = f"{key} {variant}".strip()
-            finite = s.values[np.isfinite(s.values)]
-            if finite.size:
-                ymax = max(ymax, float(finite.max()))
-            traces.append(
-                _scatter(
-                    **_x(s.ts, offset),
-                    y=significant(s.values),
-                    xaxis=xaxis,
-                    yaxis=yaxis,
-                    mode="lines",
-                    name=plot_text(key if legible else raw),
-                    legend=legend,
-                    legendgroup=f"{i}:{plot_text(key)}",
-                    showlegend=legible and key not in seen,
-                    line={
-                        "color": panel_colours[key],
-                        "width": 1.4,
-                        "dash": DASHES.get(variant, "solid"),
-                    },
-                    hovertemplate=f"{template_text(raw)}: %{{y:.{DIGITS}g}} "
-                    f"{template_text(data.label)}<extra></extra>",
-                )
-            )
-            seen.add(key)
+        lines, ymax, legible = _series_lines(i, data, colours, offset)
+        traces += lines
         if visible:
-            traces.append(
-                _scatter(
-                    x=walls([c["ts"] for c in visible], offset),
-                    y=[ymax * 1.05 if ymax else 1.0] * len(visible),
-                    xaxis=xaxis,
-                    yaxis=yaxis,
-                    mode="markers",
-                    name="change",
-                    showlegend=False,
-                    marker={
-                        "symbol": "triangle-down",
-                        "size": 9,
-                        "color": [OWNER_COLOURS.get(c.get("owner"), "#6b7280") for c in visible],
-                    },
-                    hovertext=[change_hover(c) for c in visible],
-                    hovertemplate="%{hovertext}<extra></extra>",
-                    meta={"role": "changes"},
-                )
-            )
-        for value, _label in thresholds.get(data.panel.key, []):
-            shapes.append(
-                {
-                    "type": "line",
-                    "name": "threshold",
-                    "xref": f"{xaxis} domain",
-                    "x0": 0,
-                    "x1": 1,
-                    "yref": yaxis,
-                    "y0": value,
-                    "y1": value,
-                    "line": {"color": "#dc2626", "width": 1.2, "dash": "dot"},
-                }
-            )
-        axis_layout = {
-            "domain": list(domain),
-            "anchor": xaxis,
-            "title": {"text": plot_text(data.label), "font": {"size": 10}},
-            "tickfont": {"size": 10},
-            "rangemode": "tozero",
-            "fixedrange": True,
-            "showgrid": True,
-            "gridcolor": "#eef0f3",
-            "zeroline": False,
-        }
-        if data.label == "PSI":  # drift: below the warning level is noise, kept flat
-            axis_layout["range"] = [0, max(DRIFT_FLOOR, ymax * 1.1)]
-        layout[f"yaxis{suffix}"] = axis_layout
+            traces.append(_change_markers(visible, xaxis, yaxis, ymax, offset))
+        marks = thresholds.get(data.panel.key, [])
+        shapes += [_threshold_line(value, xaxis, yaxis) for value, _label in marks]
+        layout[f"yaxis{suffix}"] = _value_axis(data, domain, xaxis, ymax)
         layout[f"xaxis{suffix}"] = _time_axis(window, offset, anchor=yaxis, first=i == 0)
         if legible:
-            layout[legend] = {
-                "orientation": "h",
-                "xref": "paper",
-                "yref": "paper",
-                "x": 1,
-                "xanchor": "right",
-                "y": domain[1] + 2 / max(total, 1),
-                "yanchor": "bottom",
-                "font": {"size": 10},
-                "bgcolor": "rgba(255,255,255,0)",
-                "itemclick": "toggle",
-                "itemdoubleclick": "toggleothers",
-            }
-        marks = "".join(
-            f" <span style='color:#dc2626'>· {plot_text(label)}</span>"
-            for _value, label in thresholds.get(data.panel.key, [])
-        )
-        board = plot_text(ROLE_NAMES.get(data.panel.board, data.panel.board.capitalize()))
-        annotations.append(
-            {
-                "text": f"<b>{plot_text(data.panel.title)}</b> "
-                f"<span style='color:#6b7280'>· {board}</span>{marks}",
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": domain[1],
-                "xanchor": "left",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 12},
-            }
-        )
-    for change in visible:
-        line = {
-            "color": OWNER_COLOURS.get(change.get("owner"), "#6b7280"),
-            "width": 2.5 if change.get("suspect_rank") else 1,
-            "dash": "dash",
-        }
-        name = f"change:{change.get('id', '')}"
-        shapes.append(
-            time_line(
-                name,
-                change["ts"],
-                line=line,
-                layer="below",
-                offset=offset,
-                **_suspect_label(change),
-            )
-        )
+            layout[legend] = _legend(domain, total)
+        annotations.append(_panel_title(data, domain, [label for _value, label in marks]))
+    shapes += [_change_line(change, offset) for change in visible]
     shapes.extend(breach_shape(start, end, offset) for start, end in breaches)
     layout.update(
         template=pio.templates["none"],
@@ -353,6 +228,165 @@ def board_figure(
     )
     # Built as plain dicts, unchecked: plotly's validation took 0.5 s for 16 panels.
     return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _series_lines(
+    i: int, data: PanelData, colours: dict[str, str], offset: float
+) -> tuple[list[dict], float, bool]:
+    """Return panel ``i``'s line traces, its highest value and whether it shows a legend.
+
+    One colour per entity (instance, host, GPU), the same across panels; line styles tell
+    a metric's variants (p50, p95, p99) apart.
+    """
+    suffix = "" if i == 0 else str(i + 1)
+    ymax = 0.0
+    several = len({s.name for s in data.series}) > 1
+    ordered = sorted(data.series, key=lambda s: (series_key(s), s.name))
+    keys = list(dict.fromkeys(series_key(s) for s in ordered))
+    legible = 1 < len(keys) <= MAX_LEGEND
+    used: set[str] = set()
+    panel_colours = {key: _colour(key, used, colours) for key in keys}
+    seen: set[str] = set()
+    traces = []
+    for s in ordered:
+        key = series_key(s)
+        variant = _variant(s.name) or (variant_of(s.name) or s.name if several else "")
+        raw = f"{key} {variant}".strip()
+        finite = s.values[np.isfinite(s.values)]
+        if finite.size:
+            ymax = max(ymax, float(finite.max()))
+        traces.append(
+            _scatter(
+                **_x(s.ts, offset),
+                y=significant(s.values),
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                mode="lines",
+                name=plot_text(key if legible else raw),
+                legend=f"legend{suffix}",
+                legendgroup=f"{i}:{plot_text(key)}",
+                showlegend=legible and key not in seen,
+                line={
+                    "color": panel_colours[key],
+                    "width": 1.4,
+                    "dash": DASHES.get(variant, "solid"),
+                },
+                hovertemplate=f"{template_text(raw)}: %{{y:.{DIGITS}g}} "
+                f"{template_text(data.label)}<extra></extra>",
+            )
+        )
+        seen.add(key)
+    return traces, ymax, legible
+
+
+def _change_markers(
+    visible: list[dict], xaxis: str, yaxis: str, ymax: float, offset: float
+) -> dict:
+    """Return a panel's change markers: a triangle per change above its highest value."""
+    return _scatter(
+        x=walls([c["ts"] for c in visible], offset),
+        y=[ymax * 1.05 if ymax else 1.0] * len(visible),
+        xaxis=xaxis,
+        yaxis=yaxis,
+        mode="markers",
+        name="change",
+        showlegend=False,
+        marker={
+            "symbol": "triangle-down",
+            "size": 9,
+            "color": [OWNER_COLOURS.get(c.get("owner"), "#6b7280") for c in visible],
+        },
+        hovertext=[change_hover(c) for c in visible],
+        hovertemplate="%{hovertext}<extra></extra>",
+        meta={"role": "changes"},
+    )
+
+
+def _threshold_line(value: float, xaxis: str, yaxis: str) -> dict:
+    """Return an SLA threshold across one panel."""
+    return {
+        "type": "line",
+        "name": "threshold",
+        "xref": f"{xaxis} domain",
+        "x0": 0,
+        "x1": 1,
+        "yref": yaxis,
+        "y0": value,
+        "y1": value,
+        "line": {"color": "#dc2626", "width": 1.2, "dash": "dot"},
+    }
+
+
+def _value_axis(data: PanelData, domain: tuple[float, float], xaxis: str, ymax: float) -> dict:
+    """Return a panel's value axis: from zero, its unit as title; drift at least to 0.3 PSI."""
+    axis = {
+        "domain": list(domain),
+        "anchor": xaxis,
+        "title": {"text": plot_text(data.label), "font": {"size": 10}},
+        "tickfont": {"size": 10},
+        "rangemode": "tozero",
+        "fixedrange": True,
+        "showgrid": True,
+        "gridcolor": "#eef0f3",
+        "zeroline": False,
+    }
+    if data.label == "PSI":  # drift: below the warning level is noise, kept flat
+        axis["range"] = [0, max(DRIFT_FLOOR, ymax * 1.1)]
+    return axis
+
+
+def _legend(domain: tuple[float, float], total: int) -> dict:
+    """Return a panel's own legend, on one line above its top right corner."""
+    return {
+        "orientation": "h",
+        "xref": "paper",
+        "yref": "paper",
+        "x": 1,
+        "xanchor": "right",
+        "y": domain[1] + 2 / max(total, 1),
+        "yanchor": "bottom",
+        "font": {"size": 10},
+        "bgcolor": "rgba(255,255,255,0)",
+        "itemclick": "toggle",
+        "itemdoubleclick": "toggleothers",
+    }
+
+
+def _panel_title(data: PanelData, domain: tuple[float, float], thresholds: list[str]) -> dict:
+    """Return a panel's title, its board and its thresholds' names, above its top left."""
+    marks = "".join(
+        f" <span style='color:#dc2626'>· {plot_text(label)}</span>" for label in thresholds
+    )
+    board = plot_text(ROLE_NAMES.get(data.panel.board, data.panel.board.capitalize()))
+    return {
+        "text": f"<b>{plot_text(data.panel.title)}</b> "
+        f"<span style='color:#6b7280'>· {board}</span>{marks}",
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": domain[1],
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": 12},
+    }
+
+
+def _change_line(change: dict, offset: float) -> dict:
+    """Return a change's line across every panel: its team's colour, thicker as a suspect."""
+    line = {
+        "color": OWNER_COLOURS.get(change.get("owner"), "#6b7280"),
+        "width": 2.5 if change.get("suspect_rank") else 1,
+        "dash": "dash",
+    }
+    return time_line(
+        f"change:{change.get('id', '')}",
+        change["ts"],
+        line=line,
+        layer="below",
+        offset=offset,
+        **_suspect_label(change),
+    )
 
 
 def _scatter(**fields) -> dict:

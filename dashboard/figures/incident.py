@@ -10,6 +10,7 @@ from dashboard.figures.clock import walls
 from dashboard.figures.text import plot_text, template_text
 
 ROW_HEIGHT = 170
+ROW_GAP = 0.04  # between rows, as a share of the figure
 
 
 def suspect_label(suspect: dict) -> str:
@@ -37,9 +38,9 @@ def incident_figure(
     Suspect ``changes`` are drawn as dashed lines across every row at their time.
     """
     rows = 1 + len(suspects)
+    units = units or []
     fig = go.Figure()
-    gap = 0.04
-    height = (1 - gap * (rows - 1)) / rows
+    height = (1 - ROW_GAP * (rows - 1)) / rows
     layout: dict = {}
     shapes: list[dict] = []
     annotations: list[dict] = []
@@ -48,82 +49,17 @@ def incident_figure(
     groups = [sla_series] + [series for _, series in suspects]
     for i, (title, series) in enumerate(zip(titles, groups, strict=True)):
         axis = "y" if i == 0 else f"y{i + 1}"
-        top = 1 - i * (height + gap)
-        layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = {
-            "domain": [max(0.0, round(top - height, 6)), min(1.0, round(top, 6))],
-            "anchor": "x",
-            "fixedrange": True,
-            "tickfont": {"size": 10},
-            "title": {
-                "text": plot_text((units or [])[i]) if i < len(units or []) else "",
-                "font": {"size": 10},
-            },
-        }
-        annotations.append(
-            {
-                "text": f"<b>{title}</b>",
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": top,
-                "xanchor": "left",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 11},
-            }
-        )
-        for k, s in enumerate(series):
-            raw = ",".join(f"{a}={b}" for a, b in sorted(s.labels.items())) or s.name
-            name = plot_text(raw)
-            fig.add_trace(
-                go.Scatter(
-                    x=walls(s.ts),
-                    y=s.values,
-                    yaxis=axis,
-                    mode="lines",
-                    showlegend=False,
-                    name=name,
-                    line={"color": PALETTE[k % len(PALETTE)], "width": 1.3},
-                    hovertemplate=f"{template_text(raw)}: %{{y:.4g}}<extra></extra>",
-                )
-            )
+        top = 1 - i * (height + ROW_GAP)
+        unit = units[i] if i < len(units) else ""
+        layout["yaxis" if i == 0 else f"yaxis{i + 1}"] = _row_axis(top, height, unit)
+        annotations.append(_row_title(title, top))
+        for trace in _row_lines(series, axis):
+            fig.add_trace(trace)
         if i == 0 and sla.get("threshold") is not None:
-            shapes.append(
-                {
-                    "type": "line",
-                    "name": "threshold",
-                    "xref": "x domain",
-                    "x0": 0,
-                    "x1": 1,
-                    "yref": axis,
-                    "y0": sla["threshold"],
-                    "y1": sla["threshold"],
-                    "line": {"color": "#dc2626", "dash": "dot", "width": 1.2},
-                }
-            )
+            shapes.append(_threshold_line(sla["threshold"], axis))
         if i > 0 and suspects[i - 1][0].get("onset") is not None:
-            label = {"text": "onset", "textposition": "end", "font": {"size": 10}}
-            shapes.append(
-                time_line(
-                    "onset",
-                    suspects[i - 1][0]["onset"],
-                    yref=f"{axis} domain",
-                    line={"color": "#7c3aed", "width": 2},
-                    label=label,
-                )
-            )
-    for change in changes or []:
-        if change.get("onset") is None:
-            continue
-        label = {
-            "text": plot_text(suspect_label(change)),
-            "textposition": "end",
-            "textangle": 0,
-            "xanchor": "left",
-            "font": {"size": 10, "color": "#ea580c"},
-        }
-        line = {"color": "#ea580c", "dash": "dash", "width": 1.5}
-        shapes.append(time_line("change", change["onset"], line=line, label=label))
+            shapes.append(_onset_line(suspects[i - 1][0]["onset"], axis))
+    shapes += [_change_line(c) for c in changes or [] if c.get("onset") is not None]
     shapes.append(breach_shape(breach[0], breach[1]))
     fig.update_layout(
         **layout,
@@ -145,3 +81,84 @@ def incident_figure(
         plot_bgcolor="white",
     )
     return fig
+
+
+def _row_axis(top: float, height: float, unit: str) -> dict:
+    """Return a row's value axis, its unit as title."""
+    return {
+        "domain": [max(0.0, round(top - height, 6)), min(1.0, round(top, 6))],
+        "anchor": "x",
+        "fixedrange": True,
+        "tickfont": {"size": 10},
+        "title": {"text": plot_text(unit), "font": {"size": 10}},
+    }
+
+
+def _row_title(title: str, top: float) -> dict:
+    """Return a row's title above its top left corner."""
+    return {
+        "text": f"<b>{title}</b>",
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": top,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": 11},
+    }
+
+
+def _row_lines(series: list[Series], axis: str) -> list[go.Scatter]:
+    """Return a row's series as lines, named by their labels on hover."""
+    traces = []
+    for k, s in enumerate(series):
+        raw = ",".join(f"{a}={b}" for a, b in sorted(s.labels.items())) or s.name
+        traces.append(
+            go.Scatter(
+                x=walls(s.ts),
+                y=s.values,
+                yaxis=axis,
+                mode="lines",
+                showlegend=False,
+                name=plot_text(raw),
+                line={"color": PALETTE[k % len(PALETTE)], "width": 1.3},
+                hovertemplate=f"{template_text(raw)}: %{{y:.4g}}<extra></extra>",
+            )
+        )
+    return traces
+
+
+def _threshold_line(threshold: float, axis: str) -> dict:
+    """Return the SLA's threshold across its row."""
+    return {
+        "type": "line",
+        "name": "threshold",
+        "xref": "x domain",
+        "x0": 0,
+        "x1": 1,
+        "yref": axis,
+        "y0": threshold,
+        "y1": threshold,
+        "line": {"color": "#dc2626", "dash": "dot", "width": 1.2},
+    }
+
+
+def _onset_line(onset: float, axis: str) -> dict:
+    """Return a suspect's onset across its row."""
+    label = {"text": "onset", "textposition": "end", "font": {"size": 10}}
+    line = {"color": "#7c3aed", "width": 2}
+    return time_line("onset", onset, yref=f"{axis} domain", line=line, label=label)
+
+
+def _change_line(change: dict) -> dict:
+    """Return a suspect change across every row at its time, labelled with its rank."""
+    label = {
+        "text": plot_text(suspect_label(change)),
+        "textposition": "end",
+        "textangle": 0,
+        "xanchor": "left",
+        "font": {"size": 10, "color": "#ea580c"},
+    }
+    line = {"color": "#ea580c", "dash": "dash", "width": 1.5}
+    return time_line("change", change["onset"], line=line, label=label)

@@ -137,75 +137,21 @@ def layout(ctx_: Context, **query) -> html.Div:
             className="empty",
         )
     refresh = refresh_seconds(urlquery.one(query, "refresh"))
-    presets = [{"label": k, "value": k} for k in PRESETS] + [{"label": "custom", "value": "custom"}]
-    zone = "local" if urlquery.one(query, "tz") == "local" else "UTC"
     chosen_hosts = urlquery.many(query, "host")
+    scope = [
+        _dropdown(ids.BOARD_MODEL, "Model", models, state["model"], multi=False),
+        _dropdown(ids.BOARD_SERVICE, "Service", services, chosen_services),
+        _dropdown(ids.BOARD_INSTANCE, "Instance", instances, urlquery.many(query, "instance")),
+        _dropdown(ids.BOARD_HOST, "Host", hosts, chosen_hosts),
+        _dropdown(
+            ids.BOARD_GPU, "GPU", _gpus(ctx_, chosen_hosts or hosts), urlquery.many(query, "gpu")
+        ),
+    ]
+    zone = "local" if urlquery.one(query, "tz") == "local" else "UTC"
+    controls = [*scope, *_time_controls(state["preset"], zone), _refresh_control(refresh)]
     head = [  # the controls, then the status and line key that stay in view
         html.Div(
-            [
-                _dropdown(ids.BOARD_MODEL, "Model", models, state["model"], multi=False),
-                _dropdown(ids.BOARD_SERVICE, "Service", services, chosen_services),
-                _dropdown(
-                    ids.BOARD_INSTANCE, "Instance", instances, urlquery.many(query, "instance")
-                ),
-                _dropdown(ids.BOARD_HOST, "Host", hosts, chosen_hosts),
-                _dropdown(
-                    ids.BOARD_GPU,
-                    "GPU",
-                    _gpus(ctx_, chosen_hosts or hosts),
-                    urlquery.many(query, "gpu"),
-                ),
-                html.Label(
-                    [
-                        "Last",
-                        dcc.RadioItems(
-                            id=ids.BOARD_PRESET,
-                            options=presets,
-                            value=state["preset"],
-                            inline=True,
-                        ),
-                    ],
-                    className="control",
-                ),
-                html.Div(
-                    [
-                        html.Label(["From", _typed(ids.BOARD_FROM, "now-2h")]),
-                        html.Label(["To", _typed(ids.BOARD_TO, "now")]),
-                        html.Button("Apply", id=ids.BOARD_APPLY, n_clicks=0),
-                        html.Span(id=ids.BOARD_RANGE_MSG, className="field-error"),
-                    ],
-                    className="control typed-range",
-                ),
-                html.Label(
-                    [
-                        "Times in",
-                        dcc.RadioItems(
-                            id=ids.BOARD_ZONE,
-                            options=[
-                                {"label": "UTC", "value": "UTC"},
-                                {"label": "local", "value": "local"},
-                            ],
-                            value=zone,
-                            inline=True,
-                        ),
-                    ],
-                    className="control narrow",
-                ),
-                html.Label(
-                    [
-                        "Auto-refresh",
-                        dcc.Dropdown(
-                            id=ids.BOARD_REFRESH,
-                            options=[{"label": k, "value": v} for k, v in REFRESH_CHOICES.items()],
-                            value=refresh,
-                            clearable=False,
-                            searchable=False,
-                        ),
-                    ],
-                    className="control narrow",
-                ),
-                html.A("link to this view", id=ids.BOARD_LINK, href="#"),
-            ],
+            [*controls, html.A("link to this view", id=ids.BOARD_LINK, href="#")],
             className="controls",
         ),
         html.Div(
@@ -229,6 +175,51 @@ def layout(ctx_: Context, **query) -> html.Div:
                 disabled=not refresh,
             ),
         ]
+    )
+
+
+def _time_controls(preset: str, zone: str) -> list:
+    """Return the window's controls: the presets, a typed range, the zone times read in."""
+    presets = [{"label": k, "value": k} for k in PRESETS] + [{"label": "custom", "value": "custom"}]
+    zones = [{"label": "UTC", "value": "UTC"}, {"label": "local", "value": "local"}]
+    return [
+        html.Label(
+            [
+                "Last",
+                dcc.RadioItems(id=ids.BOARD_PRESET, options=presets, value=preset, inline=True),
+            ],
+            className="control",
+        ),
+        html.Div(
+            [
+                html.Label(["From", _typed(ids.BOARD_FROM, "now-2h")]),
+                html.Label(["To", _typed(ids.BOARD_TO, "now")]),
+                html.Button("Apply", id=ids.BOARD_APPLY, n_clicks=0),
+                html.Span(id=ids.BOARD_RANGE_MSG, className="field-error"),
+            ],
+            className="control typed-range",
+        ),
+        html.Label(
+            ["Times in", dcc.RadioItems(id=ids.BOARD_ZONE, options=zones, value=zone, inline=True)],
+            className="control narrow",
+        ),
+    ]
+
+
+def _refresh_control(refresh: int) -> html.Label:
+    """Return the auto-refresh choice."""
+    return html.Label(
+        [
+            "Auto-refresh",
+            dcc.Dropdown(
+                id=ids.BOARD_REFRESH,
+                options=[{"label": k, "value": v} for k, v in REFRESH_CHOICES.items()],
+                value=refresh,
+                clearable=False,
+                searchable=False,
+            ),
+        ],
+        className="control narrow",
     )
 
 
@@ -427,6 +418,16 @@ def render_board(context: Context, state: dict, choice: dict, zone: str = "UTC")
 
 def register(app: dash.Dash, context: Context) -> None:
     """Add the board page and its callbacks."""
+    _register_pages(context)
+    _register_window(app)
+    _register_render(app, context)
+    _register_refresh(app)
+    _register_browser(app)
+    own_panels.register(app)
+
+
+def _register_pages(context: Context) -> None:
+    """Serve the board at /board and at the site's root."""
     dash.register_page(
         "board",
         path="/board",
@@ -443,6 +444,10 @@ def register(app: dash.Dash, context: Context) -> None:
         layout=lambda **q: layout(serving(context), **q),
         order=1,
     )
+
+
+def _register_window(app: dash.Dash) -> None:
+    """Move the time window on a preset, a zoom, a typed range or the refresh tick."""
 
     @app.callback(
         Output(ids.BOARD_WINDOW, "data"),
@@ -473,6 +478,10 @@ def register(app: dash.Dash, context: Context) -> None:
         if new is None or new == state:
             raise PreventUpdate
         return new, new["preset"], ""
+
+
+def _register_render(app: dash.Dash, context: Context) -> None:
+    """Draw the board again when the window or a choice changes."""
 
     @app.callback(
         Output(ids.BOARD_GRAPH, "figure"),
@@ -509,6 +518,10 @@ def register(app: dash.Dash, context: Context) -> None:
             message = f"The service did not answer: {exc.message}"
             return no_update, no_update, message, [], no_update
 
+
+def _register_refresh(app: dash.Dash) -> None:
+    """Start or stop the refresh tick when its choice changes."""
+
     @app.callback(
         Output(ids.BOARD_INTERVAL, "disabled"),
         Output(ids.BOARD_INTERVAL, "interval"),
@@ -517,6 +530,10 @@ def register(app: dash.Dash, context: Context) -> None:
     def set_refresh(value):
         seconds = refresh_seconds(value)
         return not seconds, max(seconds, 1) * 1000
+
+
+def _register_browser(app: dash.Dash) -> None:
+    """Ask the browser its time zone, and keep its address bar on the view shown."""
 
     app.clientside_callback(
         """
@@ -542,7 +559,6 @@ def register(app: dash.Dash, context: Context) -> None:
         Output(ids.BOARD_LINK, "href"),
         Input(ids.BOARD_VIEW_URL, "data"),
     )
-    own_panels.register(app)
 
 
 def register_filters(app: dash.Dash, context: Context) -> None:
