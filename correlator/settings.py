@@ -104,6 +104,13 @@ class ServiceSettings(BaseSettings):
     compaction_head_seconds: float = 7200.0
     compaction_max_hours: int = 24
 
+    def route_variables(self) -> Mapping[str, str]:
+        """Return what ``${VAR}`` in the alert routes may name: the process environment.
+
+        Channel URLs and secrets stay out of the routes file this way (``docs/alerts.md``).
+        """
+        return os.environ
+
     def reads_need_token(self) -> bool:
         """Return whether read endpoints require a bearer token."""
         if self.read_auth != "auto":

@@ -93,10 +93,9 @@ def test_dashboard_talks_to_the_service_over_http_only():
             assert top not in ("sqlalchemy", "psycopg", "alembic"), f"{path}: imports {name}"
 
 
-# Modules under correlator/ that may read the process environment: the settings, the API's
-# composition root, and alert routing's ${VAR} expansion of its config file (secrets stay out
-# of the file; read when the config is loaded).
-ENV_READERS = ("correlator/settings.py", "correlator/api/", "correlator/alerts/routing.py")
+# Modules under correlator/ that may read the process environment: the settings (which also
+# hand alert routing the variables its ${VAR} names) and the API's composition root.
+ENV_READERS = ("correlator/settings.py", "correlator/api/")
 
 
 def _reads_environment(path: Path) -> bool:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,9 +63,10 @@ class AlertConfig:
         return [self.channels[n] for n in names]
 
 
-def _expand(value):
+def _expand(value, variables: Mapping[str, str]):
+    """Return a string with each ``${VAR}`` replaced by its variable ("" when unset)."""
     if isinstance(value, str):
-        return _ENV.sub(lambda m: os.environ.get(m.group(1), ""), value)
+        return _ENV.sub(lambda m: variables.get(m.group(1), ""), value)
     return value
 
 
@@ -75,8 +76,12 @@ def _tuple(value) -> tuple[str, ...]:
     return (str(value),) if isinstance(value, str) else tuple(str(v) for v in value)
 
 
-def parse_config(data: dict) -> AlertConfig:
-    """Return the config from its dict form; raise ValueError naming what is wrong."""
+def parse_config(data: dict, variables: Mapping[str, str] | None = None) -> AlertConfig:
+    """Return the config from its dict form; raise ValueError naming what is wrong.
+
+    ``${VAR}`` in a channel's url, secret and headers reads ``variables`` (none: "").
+    """
+    variables = variables or {}
     channels: dict[str, Channel] = {}
     for i, c in enumerate(data.get("channels") or []):
         if not isinstance(c, dict):
@@ -86,16 +91,18 @@ def parse_config(data: dict) -> AlertConfig:
             raise ValueError(f"channels[{i}]: a unique 'name' is required")
         if kind not in KINDS:
             raise ValueError(f"channels[{i}] ({name}): kind must be one of {', '.join(KINDS)}")
-        url = _expand(c.get("url") or "")
+        url = _expand(c.get("url") or "", variables)
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"channels[{i}] ({name}): 'url' must be an http(s) URL")
         channels[name] = Channel(
             name=name,
             kind=kind,
             url=url,
-            secret=_expand(c.get("secret")) or None,
+            secret=_expand(c.get("secret"), variables) or None,
             rate_per_minute=int(c.get("rate_per_minute", 20)),
-            headers={str(k): _expand(str(v)) for k, v in (c.get("headers") or {}).items()},
+            headers={
+                str(k): _expand(str(v), variables) for k, v in (c.get("headers") or {}).items()
+            },
             resend_seconds=float(c.get("resend_seconds", 60.0)),
         )
     routes = []
@@ -121,7 +128,9 @@ def parse_config(data: dict) -> AlertConfig:
     return AlertConfig(channels=channels, routes=tuple(routes), default=default)
 
 
-def read_config_text(text: str, suffix: str = ".json") -> AlertConfig:
+def read_config_text(
+    text: str, suffix: str = ".json", variables: Mapping[str, str] | None = None
+) -> AlertConfig:
     """Parse a YAML or JSON route file's text."""
     if suffix in (".yaml", ".yml"):
         import yaml
@@ -139,7 +148,7 @@ def read_config_text(text: str, suffix: str = ".json") -> AlertConfig:
             raise ValueError(f"not valid JSON at line {getattr(exc, 'lineno', '?')}") from None
     if not isinstance(data, dict):
         raise ValueError("the routes file must hold a mapping with 'channels' and 'routes'")
-    return parse_config(data)
+    return parse_config(data, variables)
 
 
 def check_targets(config: AlertConfig, settings) -> AlertConfig:
@@ -155,13 +164,19 @@ def check_targets(config: AlertConfig, settings) -> AlertConfig:
 
 
 def load_config(settings) -> AlertConfig:
-    """Return the config from the settings' routes file, or their inline JSON, else none."""
+    """Return the config from the settings' routes file, or their inline JSON, else none.
+
+    ``${VAR}`` reads the settings' ``route_variables()`` (``ServiceSettings``: the
+    environment, read by the composition root's settings, not here).
+    """
+    variables_of = getattr(settings, "route_variables", None)
+    variables = variables_of() if variables_of else {}
     path = getattr(settings, "alert_routes_file", None)
     if path:
         p = Path(path)
-        config = read_config_text(p.read_text(encoding="utf-8"), p.suffix.lower())
+        config = read_config_text(p.read_text(encoding="utf-8"), p.suffix.lower(), variables)
         return check_targets(config, settings)
     inline = getattr(settings, "alert_routes_json", None)
     if inline:
-        return check_targets(read_config_text(inline), settings)
+        return check_targets(read_config_text(inline, ".json", variables), settings)
     return AlertConfig(channels={})

@@ -54,8 +54,7 @@ def test_yaml_error_does_not_quote_the_secret():
     assert "SECRET" not in str(info.value)
 
 
-def test_env_expansion_and_masks(monkeypatch):
-    monkeypatch.setenv("HOOK_KEY", "abcdefSECRET")
+def test_env_expansion_and_masks():
     config = parse_config(
         {
             "channels": [
@@ -66,7 +65,8 @@ def test_env_expansion_and_masks(monkeypatch):
                     "secret": "${HOOK_KEY}",
                 }
             ]
-        }
+        },
+        variables={"HOOK_KEY": "abcdefSECRET"},
     )
     channel = config.channels["a"]
     assert channel.url == "https://h/x/abcdefSECRET" and channel.secret == "abcdefSECRET"
@@ -77,3 +77,23 @@ def test_env_expansion_and_masks(monkeypatch):
     assert mask_secret("SEC0123456789abcdef") == "****ef" and mask_secret("short") == "****"
     text = "POST https://h/x/abcdefSECRET failed; key abcdefSECRET"
     assert "SECRET" not in scrub(text, channel.url, channel.secret)
+
+
+def test_variables_come_from_the_settings_not_from_routing(monkeypatch, tmp_path):
+    from correlator.alerts.routing import load_config
+    from correlator.settings import ServiceSettings
+
+    routes = tmp_path / "routes.yaml"
+    routes.write_text("channels:\n  - name: a\n    kind: webhook\n    url: https://h/${HOOK_KEY}\n")
+    monkeypatch.setenv("HOOK_KEY", "from-env")
+    settings = ServiceSettings(alert_routes_file=str(routes), alert_allowed_hosts="h")
+    assert load_config(settings).channels["a"].url == "https://h/from-env"
+
+    class Injected(ServiceSettings):
+        def route_variables(self):
+            return {"HOOK_KEY": "injected"}
+
+    injected = Injected(alert_routes_file=str(routes), alert_allowed_hosts="h")
+    assert load_config(injected).channels["a"].url == "https://h/injected"
+    unset = parse_config({"channels": [{"name": "a", "kind": "webhook", "url": "https://h/${X}"}]})
+    assert unset.channels["a"].url == "https://h/"
