@@ -35,7 +35,7 @@ PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1
 def fill(engine, n_series: int, hours: float, end: float) -> tuple[list[int], int]:
     """Store 15 s samples (a random walk, 1% NaN) of n_series series; return ids and rows."""
     from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_rows, sample_rows
+    from correlator.store.samples import insert_columns, sample_columns
     from correlator.store.series import ensure_series
 
     rng = np.random.default_rng(1)
@@ -55,8 +55,8 @@ def fill(engine, n_series: int, hours: float, end: float) -> tuple[list[int], in
             v[rng.random(len(ts)) < 0.01] = np.nan
             values.append(v.tolist())
         with write_transaction(engine) as conn:
-            rows += insert_rows(
-                conn=conn, rows=sample_rows(chunk, [ts.tolist()] * len(chunk), values)
+            rows += insert_columns(
+                conn=conn, cols=sample_columns(chunk, [ts.tolist()] * len(chunk), values)
             )
     return sids, rows
 

@@ -56,9 +56,9 @@ def values_of(kind: str, sid: int, ts: np.ndarray, rng) -> np.ndarray:
 
 
 def fill(engine, n_series: int, days: int, step: float, end: float, kind: str) -> int:
-    """Store the data through insert_rows, a day of all series per transaction."""
+    """Store the data through insert_columns, a day of all series per transaction."""
     from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_rows, sample_rows
+    from correlator.store.samples import insert_columns, sample_columns
     from correlator.store.series import ensure_series
 
     rng = np.random.default_rng(7)
@@ -74,8 +74,8 @@ def fill(engine, n_series: int, days: int, step: float, end: float, kind: str) -
             group = sids[i : i + 250]
             vals = [values_of(kind, sid, ts, rng).tolist() for sid in group]
             with write_transaction(engine) as conn:
-                total += insert_rows(
-                    conn=conn, rows=sample_rows(group, [ts.tolist()] * len(group), vals)
+                total += insert_columns(
+                    conn=conn, cols=sample_columns(group, [ts.tolist()] * len(group), vals)
                 )
         print(f"  stored day {days - d + 1}/{days}", file=sys.stderr, end="\r", flush=True)
     print(file=sys.stderr)

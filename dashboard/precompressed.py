@@ -45,17 +45,18 @@ def takes_brotli(accept_encoding: str) -> bool:
 def install_precompressed(server: flask.Flask, folder: Path, prefix: str) -> dict[str, Path]:
     """Answer GETs of assets that have a fresh compressed copy with it, when br is taken."""
     copies = fresh_copies(folder)
+    compressed = {name: copy.read_bytes() for name, copy in copies.items()}  # read once
     base = prefix + "assets/"
 
     @server.before_request
     def brotli_copy():
         request = flask.request
         name = request.path.removeprefix(base) if request.path.startswith(base) else None
-        copy = copies.get(name) if request.method == "GET" else None
-        if copy is None or not takes_brotli(request.headers.get("Accept-Encoding", "")):
+        body = compressed.get(name) if request.method == "GET" else None
+        if body is None or not takes_brotli(request.headers.get("Accept-Encoding", "")):
             return None
         kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        response = flask.Response(copy.read_bytes(), mimetype=kind)
+        response = flask.Response(body, mimetype=kind)
         response.headers["Content-Encoding"] = "br"
         response.headers["Vary"] = "Accept-Encoding"
         return response

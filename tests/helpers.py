@@ -68,10 +68,10 @@ def store_series(engine: Engine, n: int) -> list[int]:
 def insert_samples(engine: Engine, ids, ts, values) -> int:
     """Insert samples of several series (parallel lists) in one transaction; return new ones."""
     from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_rows, sample_rows
+    from correlator.store.samples import insert_columns, sample_columns
 
     with write_transaction(engine) as conn:
-        return insert_rows(conn=conn, rows=sample_rows(ids, ts, values))
+        return insert_columns(conn=conn, cols=sample_columns(ids, ts, values))
 
 
 def read_samples(engine: Engine, ids, start: float, end: float, step: float | None = None):

@@ -12,6 +12,7 @@ from sqlalchemy import Connection, or_, select
 from sqlalchemy.orm import Session
 
 from correlator.store.dialect import upsert_insert
+from correlator.store.millis import as_written
 from correlator.store.tables import Change
 
 PLANNED_AHEAD_S = 24 * 3600
@@ -45,10 +46,9 @@ def _values(change: dict) -> dict:
 
 def change_dict(row: Change) -> dict:
     """Return the bundle form of a stored change (unset process fields left out)."""
-    ts = row.ts
     out = {
         "id": row.id,
-        "ts": int(ts) if ts is not None and ts.is_integer() else ts,
+        "ts": as_written(row.ts),
         "kind": row.kind,
         "target": row.target,
         "summary": row.summary,

@@ -120,24 +120,32 @@ def window_array(
     return arr[np.lexsort((arr[:, 1], arr[:, 0]))]
 
 
-def held_keys(*, conn: Connection, rows: Sequence[tuple]) -> set[tuple[int, int]]:
-    """Return the (series_id, ms) of rows (hour, series_id, ms, value), by hour, chunks hold."""
-    if not rows:
-        return set()
-    ids = sorted({r[1] for r in rows})
-    # Rows come sorted by hour (sample_rows): the first and last bound them.
-    found = read_chunks(conn=conn, series_ids=ids, first_hour=rows[0][0], last_hour=rows[-1][0])
-    if not found:  # a backfill into a store without chunks there: the usual case
-        return set()
-    wanted: dict[int, list[int]] = {}
-    for _, sid, ms, _ in rows:
-        wanted.setdefault(sid, []).append(ms)
-    held: set[tuple[int, int]] = set()
+def held(
+    *, conn: Connection, series_id: np.ndarray, ts: np.ndarray, first_hour: int, last_hour: int
+) -> np.ndarray | None:
+    """Return which rows (series id, ms) of hours [first, last] chunks hold; None if none.
+
+    One cheap probe first: a backfill into hours nothing was compacted in reads no chunk.
+    """
+    probe = (
+        f"SELECT 1 FROM sample_chunks WHERE hour >= {day_start(first_hour)} "
+        f"AND hour <= {int(last_hour)} AND end_hour >= {int(first_hour)} LIMIT 1"
+    )
+    if conn.exec_driver_sql(probe).first() is None:
+        return None
+    ids = np.unique(series_id).tolist()
+    found = read_chunks(conn=conn, series_ids=ids, first_hour=first_hour, last_hour=last_hour)
+    if not found:
+        return None
+    order = np.argsort(series_id, kind="stable")  # each series' rows: one slice of order
+    by_series = series_id[order]
+    mask = np.zeros(len(ts), dtype=bool)
     for chunk in found:
-        stamps = np.asarray(wanted[chunk.series_id], dtype=np.int64)
-        for ms in stamps[np.isin(stamps, chunk.ts)].tolist():
-            held.add((chunk.series_id, ms))
-    return held
+        lo = np.searchsorted(by_series, chunk.series_id, side="left")
+        hi = np.searchsorted(by_series, chunk.series_id, side="right")
+        rows = order[lo:hi]
+        mask[rows[np.isin(ts[rows], chunk.ts)]] = True
+    return mask if mask.any() else None
 
 
 def write_chunks(*, conn: Connection, chunks: Sequence[Chunk]) -> None:

@@ -27,6 +27,11 @@ class Millis(TypeDecorator[float]):
         return None if value is None else value / 1000.0
 
 
+def as_written(seconds: float | None) -> float | int | None:
+    """Return a read time as a person wrote it: whole seconds as an int (1700000000)."""
+    return int(seconds) if seconds is not None and seconds.is_integer() else seconds
+
+
 def to_millisecond(seconds: float) -> float:
     """Return unix seconds as a Millis column reads them back (whole milliseconds)."""
     return round(float(seconds) * 1000) / 1000.0

@@ -196,23 +196,24 @@ def maintain_once(
     """
     seconds = _lease_seconds(settings)
 
-    def renew() -> None:
+    def renew() -> bool:
         with write_transaction(engine) as conn:
-            take_lease(conn=conn, name=LEASE, holder=holder, now=time.time(), seconds=seconds)
+            return take_lease(
+                conn=conn, name=LEASE, holder=holder, now=time.time(), seconds=seconds
+            )
 
-    with write_transaction(engine) as conn:
-        held = take_lease(conn=conn, name=LEASE, holder=holder, now=time.time(), seconds=seconds)
-    if not held:
+    if not renew():
         return None
     done: dict = {}
-    if settings.rollup_enabled if rollup is None else (rollup and settings.rollup_enabled):
+    periodic_part = rollup is None or rollup
+    if periodic_part and settings.rollup_enabled:
         done["rollup"] = roll_up(
             engine=engine,
             now=now,
             lag_seconds=settings.rollup_lag_seconds,
             max_hours=settings.rollup_max_hours,
         ).as_dict()
-    if (rollup is None or rollup) and settings.compaction_enabled:
+    if periodic_part and settings.compaction_enabled:
         done["compaction"] = compact(
             engine=engine,
             now=now,

@@ -88,14 +88,6 @@ class SampleColumns:
             self.hour[index], self.series_id[index], self.ts[index], self.value[index]
         )
 
-    def rows(self) -> list[Row]:
-        """Return the rows as tuples; NaN becomes None."""
-        values: list = self.value.tolist()
-        for i in np.flatnonzero(np.isnan(self.value)).tolist():
-            values[i] = None
-        cols = (self.hour.tolist(), self.series_id.tolist(), self.ts.tolist(), values)
-        return list(zip(*cols, strict=True))
-
 
 def _sorted(cols: SampleColumns) -> SampleColumns:
     """Return the rows in key order (hour, series_id, ts); equal keys keep their order."""
@@ -150,17 +142,10 @@ def _fields(cols: SampleColumns) -> tuple[np.ndarray, ...]:
     return cols.hour, cols.series_id, cols.ts, cols.value
 
 
-def sample_rows(
-    series_ids: Sequence[int],
-    timestamps: Sequence[Numbers],
-    values: Sequence[Numbers],
-) -> list[Row]:
-    """Return storable rows of several series, sorted by key; NaN becomes NULL."""
-    return sample_columns(series_ids, timestamps, values).rows()
-
-
 def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
-    """Insert rows (as from ``sample_rows``), skipping stored ones; return how many were new.
+    """Insert rows (as ``chunks.thaw`` or ``deltas.cumulate`` give them), skipping stored ones.
+
+    Return how many were new.
 
     The rows go as they come (``insert_columns``).
     """
@@ -203,32 +188,14 @@ def _without_held(conn: Connection, cols: SampleColumns, cut: int) -> SampleColu
     """Return the rows less those of hours before cut that chunks hold."""
     n = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
     first, last = int(cols.hour[0]), int(cols.hour[n - 1])
-    if not _any_chunk(conn, first, last):  # a backfill where nothing was compacted
-        return cols
-    sid, ts = cols.series_id[:n], cols.ts[:n]
-    found = chunks.read_chunks(
-        conn=conn, series_ids=np.unique(sid).tolist(), first_hour=first, last_hour=last
+    mask = chunks.held(
+        conn=conn, series_id=cols.series_id[:n], ts=cols.ts[:n], first_hour=first, last_hour=last
     )
-    if not found:
+    if mask is None:
         return cols
-    order = np.argsort(sid, kind="stable")  # each series' late rows: one slice of order
-    by_series = sid[order]
-    held = np.zeros(len(cols), dtype=bool)
-    for chunk in found:
-        lo = np.searchsorted(by_series, chunk.series_id, side="left")
-        hi = np.searchsorted(by_series, chunk.series_id, side="right")
-        rows = order[lo:hi]
-        held[rows[np.isin(ts[rows], chunk.ts)]] = True
-    return cols.take(~held) if held.any() else cols
-
-
-def _any_chunk(conn: Connection, first: int, last: int) -> bool:
-    """Return whether any series has a chunk holding hours of [first, last]."""
-    sql = (
-        f"SELECT 1 FROM sample_chunks WHERE hour >= {chunks.day_start(first)} "
-        f"AND hour <= {last} AND end_hour >= {first} LIMIT 1"
-    )
-    return conn.exec_driver_sql(sql).first() is not None
+    keep = np.ones(len(cols), dtype=bool)
+    keep[:n] = ~mask
+    return cols.take(keep)
 
 
 def _sqlite_params(cols: SampleColumns) -> list:

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from correlator.records.sla import RULE_FIELDS
 from correlator.store.dialect import upsert_insert
+from correlator.store.millis import as_written
 from correlator.store.tables import Sla
 from correlator.vocabulary import DEFAULT_AGGREGATE
 
@@ -43,8 +44,8 @@ def sla_dict(row: Sla) -> dict:
         value = getattr(row, key)
         if value is not None and not (key == "for_seconds" and row.op is None):
             out[key] = value
-    if row.breach_start is not None and row.breach_start.is_integer():
-        out["breach_start"] = int(row.breach_start)  # as written: whole seconds stay whole
+    if row.breach_start is not None:
+        out["breach_start"] = as_written(row.breach_start)
     return out | (row.extra or {})
 
 

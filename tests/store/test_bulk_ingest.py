@@ -20,7 +20,6 @@ from correlator.store.samples import (
     insert_columns,
     insert_rows,
     sample_columns,
-    sample_rows,
 )
 from correlator.store.series import ensure_series
 from tests.helpers import count_rows, store_series
@@ -108,11 +107,19 @@ def test_rows_and_columns_agree(engine):
     ids = store_series(engine, 2)
     ts = [[T0 + 2, T0, T0 + 1], [T0 + 3600, T0]]
     values = [[1.0, math.nan, 2.0], [math.inf, -1.5]]
-    rows = sample_rows(ids, ts, values)
-    assert rows == sorted(rows, key=lambda r: r[:3])
+    cols = sample_columns(ids, ts, values)
+    keys = list(zip(cols.hour.tolist(), cols.series_id.tolist(), cols.ts.tolist(), strict=True))
+    assert keys == sorted(keys)
+    values_out = [None if math.isnan(v) else v for v in cols.value.tolist()]
+    rows = [(*k, v) for k, v in zip(keys, values_out, strict=True)]
     assert [r[3] for r in rows if r[1] == ids[0]] == [None, 2.0, 1.0]
-    cols = columns_of(rows)
-    assert cols.rows() == rows
+    back = columns_of(rows)
+    for got, want in zip(
+        (back.hour, back.series_id, back.ts, back.value),
+        (cols.hour, cols.series_id, cols.ts, cols.value),
+        strict=True,
+    ):
+        assert np.array_equal(got, want, equal_nan=True)
     with write_transaction(engine) as conn:
         assert insert_rows(conn=conn, rows=rows) == 5
         assert insert_rows(conn=conn, rows=[]) == 0

@@ -11,7 +11,7 @@ from correlator.settings import ServiceSettings
 from correlator.store import samples
 from correlator.store.bounds import TooManyPoints
 from correlator.store.engine import write_transaction
-from correlator.store.samples import insert_rows, read_range, sample_rows
+from correlator.store.samples import insert_columns, read_range, sample_columns
 from correlator.store.series import ensure_series
 
 T0 = 1_700_000_000.0
@@ -27,7 +27,7 @@ def _store(engine) -> list[int]:
         sids = [ids[series_key("gpu_util", {"host": h})] for h in HOSTS]
         ts = [[T0 + 15 * k for k in range(POINTS)] for _ in HOSTS]
         values = [[float(k) for k in range(POINTS)] for _ in HOSTS]
-        insert_rows(conn=conn, rows=sample_rows(sids, ts, values))
+        insert_columns(conn=conn, cols=sample_columns(sids, ts, values))
     return sids
 
 
