@@ -46,6 +46,14 @@ class Config:
     # one grid step (within a step the order cannot be told): symptoms follow causes.
     late_weight: float = 0.5
     late_tau_s: float = 60.0
+    # An anomaly at most of its size (``grown_share`` of its peak |z|) while the SLA then
+    # stayed normal for longer than the grace (the larger of these seconds and grid steps)
+    # did not break it, or not alone: its timing weight fades with this time scale past the
+    # grace. A ramp counts from when it had grown, so a leak that hurts late keeps its weight.
+    grown_share: float = 0.8
+    quiet_grace_s: float = 600.0
+    quiet_grace_steps: int = 2
+    quiet_tau_s: float = 300.0
     # Share of the base score that persistence (points out of range since onset) sets:
     # a one-point blip keeps 1 - persistence of it.
     persistence: float = 0.5

@@ -25,6 +25,11 @@ def metric_kind(name: str) -> str:
     return "other"
 
 
+def propagates(names: list[str]) -> np.ndarray:
+    """Say which rows show a fault of a node below: latency and errors travel up calls."""
+    return np.array([metric_kind(n) in ("latency", "error") for n in names], dtype=bool)
+
+
 def callers(topology: dict) -> dict[str, set[str]]:
     """Return, for every node, the nodes that call it (``calls`` edges only)."""
     out: dict[str, set[str]] = {}

@@ -28,6 +28,8 @@ class Anomalies:
     peak: np.ndarray  # grid index of that peak
     onset: np.ndarray  # grid index where the excursion that holds the peak began
     persistence: np.ndarray  # share of points from onset to the window's end that stay out
+    censored: np.ndarray  # the excursion was already out before ``lo``: its onset is unseen
+    grown: np.ndarray  # grid index where it first reached ``grown_share`` of its peak |z|
 
 
 def reference(matrix: np.ndarray, *, rel_floor: float, abs_floor: float) -> Reference:
@@ -109,12 +111,20 @@ def smooth(z: np.ndarray, width: int = 3) -> np.ndarray:
 
 
 def detect(
-    z: np.ndarray, *, lo: int | np.ndarray, active: tuple[int, int], off: float
+    z: np.ndarray,
+    *,
+    lo: int | np.ndarray,
+    active: tuple[int, int],
+    off: float,
+    grown_share: float = 0.8,
 ) -> Anomalies:
     """Find each series' strongest excursion in the active window and walk back to its onset.
 
     The onset is the first point after the last one (not before ``lo``) where the smoothed
-    z was back within ``off``; missing points neither start nor end an excursion.
+    z was back within ``off``; missing points neither start nor end an excursion. An
+    excursion whose last normal point lies before ``lo``, or that holds the first point,
+    has no seen onset (``censored``). ``grown`` tells a step (grown at its onset) from a
+    ramp (grown late).
     """
     n, size = z.shape
     a0, a1 = max(active[0], 0), min(active[1], size - 1)
@@ -129,15 +139,19 @@ def detect(
     idx = np.arange(size)
     inside = np.where(np.isfinite(signed), signed <= off, False)
     last_in = np.maximum.accumulate(np.where(inside, idx, -1), axis=1)
-    onset = np.maximum(last_in[rows, peak] + 1, lo)
-    onset = np.minimum(onset, peak)
+    began = last_in[rows, peak] + 1
+    onset = np.minimum(np.maximum(began, lo), peak)
+    censored = (began < lo) | (onset == 0)
+    big = np.where(np.isfinite(signed), signed >= grown_share * strength[:, None], False)
+    grown = np.argmax(big & (idx[None, :] >= onset[:, None]), axis=1)
+    grown = np.where(grown >= onset, grown, peak)  # nothing reached it (no excursion): the peak
     out_mask = np.where(np.isfinite(signed), signed > off, np.nan)
     span = (idx[None, :] >= onset[:, None]) & (idx[None, :] <= a1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         persistence = np.nanmean(np.where(span, out_mask, np.nan), axis=1)
     persistence = np.nan_to_num(persistence, nan=0.0)
-    return Anomalies(z, direction, strength, peak, onset, persistence)
+    return Anomalies(z, direction, strength, peak, onset, persistence, censored, grown)
 
 
 def floor_at_zero(ref: Reference, floor: np.ndarray, *, zero: float) -> None:

@@ -145,7 +145,7 @@ def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
     active = (b - pre, b + post)
     # A separate baseline leaves the whole incident window free for the onset search.
     lo = max(b - math.ceil(cfg.search_s / step), 0 if m.has_baseline else win.ref_end)
-    anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z)
+    anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z, grown_share=cfg.grown_share)
     # A slow ramp that began inside the reference hides there: measure it from before it.
     ramping = ~m.on_baseline & ~m.is_drift & (anomalies.strength >= cfg.off_z)
     moved, starts = _ramp_starts(matrix, anomalies, ramping, b=b, ref_end=win.ref_end, cfg=cfg)
@@ -156,9 +156,31 @@ def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
         # The point before the ramp may be the last normal one, so its start is a seen onset.
         lo_rows[moved] = np.minimum(lo_rows[moved], np.maximum(starts - 1, 0))
         zs = onset.smooth(onset.robust_z(matrix, m.ref), smooth_width)
-        anomalies = onset.detect(zs, lo=lo_rows, active=active, off=cfg.off_z)
+        anomalies = onset.detect(
+            zs, lo=lo_rows, active=active, off=cfg.off_z, grown_share=cfg.grown_share
+        )
     onset_t = tl.grid.times[anomalies.onset]
-    return Detection(anomalies, lo_rows, onset_t, win.start - onset_t)
+    sla_onset = _sla_onset(tl, win, m, cfg, lo=lo, width=smooth_width)
+    return Detection(anomalies, onset_t, win.start - onset_t, sla_onset)
+
+
+def _sla_onset(
+    tl: Timeline, win: Window, m: Measured, cfg: Config, *, lo: int, width: int
+) -> float | None:
+    """Return when the SLA's aggregate left its normal range on the way to the breach.
+
+    The breach start when it is not out of range there (a breach given by an outside
+    alert); None when the window holds no normal stretch of it (a baseline was needed).
+    """
+    agg = np.asarray(tl.agg, dtype=float)[None, :]
+    if m.has_baseline or win.ref_end < 1 or not np.isfinite(agg[0, : win.ref_end]).any():
+        return None
+    ref = onset.reference(agg[:, : win.ref_end], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
+    z = onset.smooth(onset.robust_z(agg, ref), width)
+    found = onset.detect(z, lo=lo, active=(win.breach, win.breach), off=cfg.off_z)
+    if found.strength[0] < cfg.off_z:
+        return win.start
+    return float(min(tl.grid.times[found.onset[0]], win.start))
 
 
 def _ramp_starts(matrix, anomalies, rows_ok, *, b: int, ref_end: int, cfg: Config):

@@ -42,6 +42,16 @@ def timing(lead: np.ndarray, *, step: float, cfg: Config) -> np.ndarray:
     return np.where(lead >= 0, early, late)
 
 
+def quiet_weight(grown_t: np.ndarray, sla_onset: float, *, grace: float, tau: float):
+    """Weight anomalies by how long the SLA stayed normal once they had grown: it did not follow.
+
+    ``grown_t`` is when each anomaly reached most of its size (a step at its onset, a ramp
+    late). Full weight up to ``grace`` of quiet, then an exponential fade with scale ``tau``.
+    """
+    quiet = np.maximum(sla_onset - grown_t - grace, 0.0)
+    return np.exp(-quiet / tau)
+
+
 @dataclass(slots=True)
 class Placement:
     """Where each signal sits in the topology relative to the SLA."""
@@ -85,19 +95,22 @@ def explained_by(
     step: float,
     margin_s: float,
     ratio: float = 0.0,
+    propagates: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
     Another anomaly explains this one when it is related (same node or adjacent) and began
     clearly earlier (by ``max(step, margin_s)``), or when it sits on a node this one depends
     on, began no later and is at least ``ratio`` as severe (a much smaller fault below cannot
-    cause a large one).
+    cause a large one). A fault below reaches its callers as latency and errors, so the
+    second way holds only for rows in ``propagates`` (all rows when it is None).
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
     who = np.full(sev.size, -1)
     reach_cache: dict[str, set[str]] = {}
     margin = max(step, margin_s)
+    spreads_up = np.ones(sev.size, dtype=bool) if propagates is None else propagates
     for i in cand:
         ni = set(p.nodes[i])
         if not ni or p.distance[i] < 0:
@@ -114,7 +127,8 @@ def explained_by(
                 continue
             earlier = onset_t[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
             below = (
-                p.primary[j] in deeper
+                spreads_up[i]
+                and p.primary[j] in deeper
                 and onset_t[j] <= onset_t[i] + step
                 and sev[j] >= ratio * sev[i]
             )

@@ -25,12 +25,17 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     place = ranking.place(nodes, dist, graph)
     sev = ranking.severity(d.anomalies.strength, off_z=cfg.off_z, full_z=m.full_z)
     time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
+    if d.sla_onset is not None:
+        grace = max(cfg.quiet_grace_s, cfg.quiet_grace_steps * tl.grid.step)
+        grown_t = tl.grid.times[d.anomalies.grown]
+        quiet = ranking.quiet_weight(grown_t, d.sla_onset, grace=grace, tau=cfg.quiet_tau_s)
+        time_w *= np.where(d.anomalies.censored, 1.0, quiet)  # unseen onset: unseen quiet
     topo_w = ranking.topology_weight(place, cfg)
     extra = _symptom_weights(tl.bundle.sla, sig, m.ref, place, set(start), cfg)
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident. Against
     # a separately recorded baseline, though, a difference already there is the anomaly.
-    censored = d.anomalies.onset <= d.lo_rows
+    censored = d.anomalies.censored
     extra *= np.where(censored, np.where(m.on_baseline, cfg.standing, cfg.censored), 1.0)
     up = node_rules.callers(tl.bundle.topology or {})
     traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
@@ -82,6 +87,7 @@ def explain(
         step=step,
         margin_s=cfg.explains_margin_s,
         ratio=cfg.explains_ratio,
+        propagates=node_rules.propagates(m.signals.names),
     )
     score = r.base * (1 - cfg.explained * weight)
     changes = score_changes(

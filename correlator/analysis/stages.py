@@ -56,9 +56,9 @@ class Detection:
     """Stage 3, detect: each row's strongest excursion by the breach and when it began."""
 
     anomalies: Anomalies
-    lo_rows: np.ndarray  # first grid column each row's onset search looked at
     onset_t: np.ndarray  # unix seconds of each row's onset
     lead: np.ndarray  # seconds from onset to breach start (negative: after it)
+    sla_onset: float | None  # unix seconds where the SLA's own excess began; None: unknown
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from correlator.analysis import analyze
+from correlator.analysis import Config, analyze
 from correlator.bundle import Bundle
 from tests.analysis.conftest import make_series
 
@@ -49,8 +49,8 @@ def _case(n: int, breach: int, edit, *, seed: int = 0, baseline: bool = False) -
     return Bundle(series=series, changes=[], topology={}, sla=sla, baseline=base)
 
 
-def _top(bundle: Bundle, k: int = 1) -> list[tuple[str, str]]:
-    out = analyze(bundle)
+def _top(bundle: Bundle, k: int = 1, config: Config | None = None) -> list[tuple[str, str]]:
+    out = analyze(bundle, config=config)
     return [(s.get("metric"), (s.get("labels") or {}).get("service")) for s in out["suspects"][:k]]
 
 
@@ -101,3 +101,17 @@ def test_a_difference_from_the_baseline_present_from_the_window_start_counts():
         rows[("latency_p99_seconds", "mail")][breach - 30 :] += 0.01  # a small move inside
 
     assert _top(_case(n, breach, edit, baseline=True)) == [("cpu_usage_cores", "pay")]
+
+
+def test_an_anomaly_the_sla_ignored_for_long_does_not_outrank_the_one_it_followed():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Mail's memory stepped up 20 min before the breach; the SLA stayed normal through it.
+        rows[("memory_usage_bytes", "mail")][breach - 240 :] += 150 * 2**20
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.4  # 1 min before: the SLA follows
+
+    bundle = _case(n, breach, edit)
+    assert _top(bundle) == [("cpu_usage_cores", "pay")]
+    # Without the weight, the larger and earlier step comes first.
+    assert _top(bundle, config=Config(quiet_tau_s=1e12)) == [("memory_usage_bytes", "mail")]

@@ -91,3 +91,28 @@ def test_a_much_weaker_anomaly_below_does_not_explain():
         cand, sev=strong, onset_t=onset_t, p=p, graph=graph, step=60, margin_s=30.0, ratio=0.5
     )
     assert w[0] == pytest.approx(0.6) and who[0] == 1
+
+
+def test_a_fault_below_explains_latency_and_errors_above_not_resources():
+    graph = Topology.from_dict(TOPO)
+    names = ["latency_p99", "cpu_usage_percent", "latency_p99"]
+    p = Placement(
+        [["service:b"], ["service:b"], ["service:c"]],
+        ["service:b", "service:b", "service:c"],
+        np.array([1, 1, 2]),
+    )
+    kw = dict(
+        sev=np.array([0.8, 0.8, 0.8]),
+        onset_t=np.array([100.0, 100.0, 100.0]),
+        p=p,
+        graph=graph,
+        step=60,
+        margin_s=30.0,
+        ratio=0.5,
+    )
+    assert nodes.propagates(names).tolist() == [True, False, True]
+    w, who = explained_by(np.array([0, 1, 2]), propagates=nodes.propagates(names), **kw)
+    # c's latency explains b's latency; b's CPU is b's own.
+    assert who.tolist() == [2, -1, -1] and w.tolist() == [1.0, 0.0, 0.0]
+    w, who = explained_by(np.array([0, 1, 2]), **kw)
+    assert who.tolist() == [2, 2, -1]

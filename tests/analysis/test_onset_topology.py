@@ -41,6 +41,34 @@ def test_detect_sees_drops_too():
     assert a.direction[0] == -1 and int(a.onset[0]) == 50
 
 
+def test_onset_where_the_search_starts_is_seen_when_the_point_before_is_normal():
+    # Rows: a step right where the search starts (10), a step already out before it, a step
+    # at the first column of all. Only the first has a seen onset.
+    x = np.array(
+        [
+            np.r_[np.full(10, 10.0), np.full(5, 20.0)],
+            np.r_[np.full(8, 10.0), np.full(7, 20.0)],
+            np.full(15, 20.0),
+        ]
+    )
+    ref = onset.Reference(np.full(3, 10.0), np.full(3, 1.0), np.full(3, 10))
+    a = onset.detect(onset.robust_z(x, ref), lo=10, active=(12, 14), off=2.5)
+    assert a.onset.tolist() == [10, 10, 10]
+    assert a.censored.tolist() == [False, True, True]
+    a = onset.detect(onset.robust_z(x, ref), lo=0, active=(12, 14), off=2.5)
+    assert a.onset.tolist() == [10, 8, 0]
+    assert a.censored.tolist() == [False, False, True]
+
+
+def test_a_step_has_grown_at_its_onset_and_a_ramp_late():
+    step = np.r_[np.zeros(20), np.full(20, 10.0)]
+    ramp = np.r_[np.zeros(20), np.linspace(0.5, 10.0, 20)]
+    ref = onset.Reference(np.zeros(2), np.ones(2), np.full(2, 20))
+    a = onset.detect(onset.robust_z(np.array([step, ramp]), ref), lo=10, active=(30, 39), off=2.5)
+    assert a.onset.tolist() == [20, 25]  # the ramp leaves the range (2.5) at 3.0
+    assert a.grown.tolist() == [20, 35]  # the ramp first reaches 8 = 0.8 x its peak at 35
+
+
 def test_topology_upstream_and_instance_inherits_calls():
     g = Topology.from_dict(
         {
