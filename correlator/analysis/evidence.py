@@ -82,14 +82,19 @@ def describe(metric: str, labels: dict[str, str]) -> str:
 
 
 def series_sentence(
-    *, metric, labels, before, after, z, onset, lead, explained_by=None, rate=False
+    *, metric, labels, before, after, z, onset, lead, explained_by=None, rate=False, quiet=0.0
 ) -> str:
-    """Say what a series did: ``before -> after unit (z) from HH:MM, lead``."""
+    """Say what a series did: ``before -> after unit (z) from HH:MM, lead``.
+
+    ``quiet`` (seconds, when over the grace) says how long the SLA stayed normal after it.
+    """
     unit = unit_of(metric) + ("/s" if rate and not unit_of(metric) else "")
     text = (
         f"{describe(metric, labels)} {number(before, unit)} -> {number(after, unit)} "
         f"({z:+.0f} sigma) from {clock(onset)}, {relative(lead)}"
     )
+    if quiet > 0:
+        text += f"; the SLA stayed normal for {duration(quiet)} after it"
     return text + (f"; follows {explained_by}" if explained_by else "")
 
 

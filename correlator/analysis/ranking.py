@@ -42,14 +42,14 @@ def timing(lead: np.ndarray, *, step: float, cfg: Config) -> np.ndarray:
     return np.where(lead >= 0, early, late)
 
 
-def quiet_weight(grown_t: np.ndarray, sla_onset: float, *, grace: float, tau: float):
+def quiet_weight(quiet: np.ndarray, *, grace: float, tau: float) -> np.ndarray:
     """Weight anomalies by how long the SLA stayed normal once they had grown: it did not follow.
 
-    ``grown_t`` is when each anomaly reached most of its size (a step at its onset, a ramp
-    late). Full weight up to ``grace`` of quiet, then an exponential fade with scale ``tau``.
+    ``quiet`` is that time in seconds, counted from when each anomaly reached most of its
+    size (a step at its onset, a ramp late). Full weight up to ``grace``, then an
+    exponential fade with time scale ``tau``.
     """
-    quiet = np.maximum(sla_onset - grown_t - grace, 0.0)
-    return np.exp(-quiet / tau)
+    return np.exp(-np.maximum(quiet - grace, 0.0) / tau)
 
 
 @dataclass(slots=True)

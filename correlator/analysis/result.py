@@ -32,6 +32,7 @@ class Scored:
     score: np.ndarray
     who: np.ndarray  # row that explains each row, or -1
     changes: list[ChangeScore]
+    quiet: np.ndarray  # seconds the SLA stayed normal after each row had grown, past the grace
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,7 @@ def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
             lead=lead,
             explained_by=follows,
             rate=sig.kinds[i] == "rate",
+            quiet=float(s.quiet[i]),
         )
     return {
         "kind": "series",

@@ -24,12 +24,10 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     dist = graph.distances(start)
     place = ranking.place(nodes, dist, graph)
     sev = ranking.severity(d.anomalies.strength, off_z=cfg.off_z, full_z=m.full_z)
+    quiet = _quiet(tl, d)
     time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
-    if d.sla_onset is not None:
-        grace = max(cfg.quiet_grace_s, cfg.quiet_grace_steps * tl.grid.step)
-        grown_t = tl.grid.times[d.anomalies.grown]
-        quiet = ranking.quiet_weight(grown_t, d.sla_onset, grace=grace, tau=cfg.quiet_tau_s)
-        time_w *= np.where(d.anomalies.censored, 1.0, quiet)  # unseen onset: unseen quiet
+    grace = max(cfg.quiet_grace_s, cfg.quiet_grace_steps * tl.grid.step)
+    time_w *= ranking.quiet_weight(quiet, grace=grace, tau=cfg.quiet_tau_s)
     topo_w = ranking.topology_weight(place, cfg)
     extra = _symptom_weights(tl.bundle.sla, sig, m.ref, place, set(start), cfg)
     # An excursion already under way where the search starts has no visible onset: it may
@@ -51,7 +49,16 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     # Only a measured anomaly (a real reference, onset by the breach) explains another.
     real = m.ref.count >= cfg.real_reference
     explainer_sev = sev * (time_w > cfg.explainer_timing) * real * (traffic == 1.0) * ~censored
-    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev)
+    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev, quiet, grace)
+
+
+def _quiet(tl: Timeline, d: Detection) -> np.ndarray:
+    """Return how long the SLA stayed normal after each anomaly had grown (0: not known)."""
+    if d.sla_onset is None:
+        return np.zeros(d.onset_t.size)
+    grown_t = tl.grid.times[d.anomalies.grown]
+    quiet = np.maximum(d.sla_onset - grown_t, 0.0)
+    return np.where(d.anomalies.censored, 0.0, quiet)  # an unseen onset: unseen quiet
 
 
 def _symptom_weights(
@@ -108,7 +115,10 @@ def explain(
             score[i] *= 1 - cfg.explained * c.score
     score *= _caller_support(r, graph, cfg)
     score = ranking.spread_nodes(score, place.primary, repeat=cfg.same_node)
-    return Scored(m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, who, changes)
+    quiet = np.where(r.quiet > r.grace, r.quiet, 0.0)  # what the evidence mentions
+    return Scored(
+        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, who, changes, quiet
+    )
 
 
 def _upstream(r: Ranking, graph: Topology) -> list[set[str]]:

@@ -113,5 +113,7 @@ def test_an_anomaly_the_sla_ignored_for_long_does_not_outrank_the_one_it_followe
 
     bundle = _case(n, breach, edit)
     assert _top(bundle) == [("cpu_usage_cores", "pay")]
+    mail = next(s for s in analyze(bundle)["suspects"] if s["labels"] == {"service": "mail"})
+    assert "the SLA stayed normal for 20 min after it" in mail["evidence"]
     # Without the weight, the larger and earlier step comes first.
     assert _top(bundle, config=Config(quiet_tau_s=1e12)) == [("memory_usage_bytes", "mail")]
