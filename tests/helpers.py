@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sqlalchemy import Engine, text
 
@@ -19,6 +21,20 @@ CHROMIUM_FLAGS = (
     "--no-first-run",
     "--window-size=1400,1000",
 )
+
+
+@contextmanager
+def engine_at(db_url: str, revision: str) -> Iterator[Engine]:
+    """Yield an engine on a database migrated only up to ``revision``; dispose of it after."""
+    from correlator.store.engine import make_engine
+    from correlator.store.migrate import upgrade
+
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, revision)
+        yield engine
+    finally:
+        engine.dispose()
 
 
 def free_port() -> int:

@@ -7,7 +7,6 @@ from urllib.parse import quote, urlencode
 
 from correlator.vocabulary import DEFAULT_SEVERITY, TEAMS, AlertEvent
 
-Event = AlertEvent
 BOARD_BEFORE_S = 3600.0
 BOARD_AFTER_S = 1800.0
 
@@ -41,7 +40,7 @@ class ChangeLine:
 class Message:
     """What every channel says about one incident event."""
 
-    event: Event
+    event: AlertEvent
     incident_id: int
     sla: str
     severity: str
@@ -160,7 +159,7 @@ def incident_url(public_url: str, incident_id: int) -> str:
 
 def build_message(
     incident: dict,
-    event: Event,
+    event: AlertEvent,
     *,
     sla: dict | None,
     public_url: str,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import time
-from collections.abc import Callable
 
+import numpy as np
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
@@ -14,6 +15,7 @@ from correlator.alerts.formats import FollowingFormat, alert_format
 from correlator.alerts.messages import build_message, suspect_key
 from correlator.alerts.routing import load_config
 from correlator.alerts.silences import silenced_until
+from correlator.analysis.breach import aggregate
 from correlator.promsource.reader import PromSourceError
 from correlator.store.dialect import upsert_insert
 from correlator.store.slas import get_sla
@@ -23,12 +25,6 @@ from correlator.vocabulary import DEFAULT_AGGREGATE, AlertEvent
 
 log = logging.getLogger(__name__)
 STATUSES = ("pending", "sending", "sent", "failed", "silenced", "stale")
-AGGREGATES: dict[str, Callable[[list[float]], float]] = {
-    "max": max,
-    "min": min,
-    "sum": sum,
-    "mean": lambda v: sum(v) / len(v),
-}
 
 
 def current_value(
@@ -45,7 +41,9 @@ def current_value(
     last = [float(s.values[-1]) for s in series if len(s.values)]
     if not last:
         return None
-    return AGGREGATES.get(sla.get("aggregate") or DEFAULT_AGGREGATE, max)(last)
+    # The evaluator's aggregate, so a missing value is skipped the same way.
+    value = aggregate(np.array(last)[:, None], sla.get("aggregate") or DEFAULT_AGGREGATE)[0]
+    return None if math.isnan(value) else float(value)
 
 
 def too_old(now: float, settings) -> str:

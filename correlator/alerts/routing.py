@@ -169,8 +169,7 @@ def load_config(settings) -> AlertConfig:
     ``${VAR}`` reads the settings' ``route_variables()`` (``ServiceSettings``: the
     environment, read by the composition root's settings, not here).
     """
-    variables_of = getattr(settings, "route_variables", None)
-    variables = variables_of() if variables_of else {}
+    variables = settings.route_variables()
     path = getattr(settings, "alert_routes_file", None)
     if path:
         p = Path(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -13,6 +14,7 @@ _ERROR = re.compile(r"error|availability|fail|timeout|success|fallback|5xx|4xx")
 _TRAFFIC = re.compile(r"requests|request_count|qps|rps|throughput|traffic|calls|invocations")
 
 
+@lru_cache(maxsize=4096)
 def metric_kind(name: str) -> str:
     """Return ``latency``, ``error``, ``traffic`` or ``other`` from a metric name's words."""
     low = name.lower()

@@ -95,7 +95,7 @@ def explained_by(
     step: float,
     margin_s: float,
     ratio: float = 0.0,
-    propagates: np.ndarray | None = None,
+    propagates: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
@@ -103,14 +103,13 @@ def explained_by(
     clearly earlier (by ``max(step, margin_s)``), or when it sits on a node this one depends
     on, began no later and is at least ``ratio`` as severe (a much smaller fault below cannot
     cause a large one). A fault below reaches its callers as latency and errors, so the
-    second way holds only for rows in ``propagates`` (all rows when it is None).
+    second way holds only for rows in ``propagates``.
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
     who = np.full(sev.size, -1)
     reach_cache: dict[str, set[str]] = {}
     margin = max(step, margin_s)
-    spreads_up = np.ones(sev.size, dtype=bool) if propagates is None else propagates
     for i in cand:
         ni = set(p.nodes[i])
         if not ni or p.distance[i] < 0:
@@ -127,7 +126,7 @@ def explained_by(
                 continue
             earlier = onset_t[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
             below = (
-                spreads_up[i]
+                propagates[i]
                 and p.primary[j] in deeper
                 and onset_t[j] <= onset_t[i] + step
                 and sev[j] >= ratio * sev[i]

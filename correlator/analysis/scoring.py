@@ -25,9 +25,10 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     place = ranking.place(nodes, dist, graph)
     sev = ranking.severity(d.anomalies.strength, off_z=cfg.off_z, full_z=m.full_z)
     quiet = _quiet(tl, d)
-    time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
     grace = max(cfg.quiet_grace_s, cfg.quiet_grace_steps * tl.grid.step)
+    time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
     time_w *= ranking.quiet_weight(quiet, grace=grace, tau=cfg.quiet_tau_s)
+    noted = np.where(quiet > grace, quiet, 0.0)  # the quiet that cost weight, for the evidence
     topo_w = ranking.topology_weight(place, cfg)
     extra = _symptom_weights(tl.bundle.sla, sig, m.ref, place, set(start), cfg)
     # An excursion already under way where the search starts has no visible onset: it may
@@ -49,7 +50,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     # Only a measured anomaly (a real reference, onset by the breach) explains another.
     real = m.ref.count >= cfg.real_reference
     explainer_sev = sev * (time_w > cfg.explainer_timing) * real * (traffic == 1.0) * ~censored
-    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev, quiet, grace)
+    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev, noted)
 
 
 def _quiet(tl: Timeline, d: Detection) -> np.ndarray:
@@ -115,9 +116,8 @@ def explain(
             score[i] *= 1 - cfg.explained * c.score
     score *= _caller_support(r, graph, cfg)
     score = ranking.spread_nodes(score, place.primary, repeat=cfg.same_node)
-    quiet = np.where(r.quiet > r.grace, r.quiet, 0.0)  # what the evidence mentions
     return Scored(
-        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, who, changes, quiet
+        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, who, changes, r.quiet
     )
 
 

@@ -73,5 +73,4 @@ class Ranking:
     censored: np.ndarray  # onset not seen: already out where the search starts
     base: np.ndarray  # score before explanations
     explainer_sev: np.ndarray  # severity of the rows that may explain others, else 0
-    quiet: np.ndarray  # seconds the SLA stayed normal after each anomaly had grown
-    grace: float  # quiet up to this long costs nothing
+    quiet: np.ndarray  # seconds the SLA stayed normal after each anomaly had grown, past the grace

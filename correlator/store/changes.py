@@ -19,6 +19,8 @@ PLANNED_AHEAD_S = 24 * 3600
 # Process fields kept in their own columns, left out of the bundle form while unset.
 COLUMNS = ("person", "scope", "rollout_stage", "canary_percent", "version", "author")
 TIMES = ("ts", "planned_ts", "registered_at")  # unix seconds (Millis columns)
+# The process fields a stored change reads back when set: COLUMNS and its plan's times.
+PROCESS_COLUMNS = (*COLUMNS, "planned_ts", "registered_at")
 # Fields with a column that always has a value; an unset or null one stores "" ({} for labels).
 TEXTS = ("kind", "target", "summary", "owner")
 FIELDS = ("id", "extra", "labels", *TIMES, *TEXTS, *COLUMNS)
@@ -55,7 +57,7 @@ def change_dict(row: Change) -> dict:
         "owner": row.owner,
         "labels": row.labels,
     }
-    for key in (*COLUMNS, "planned_ts", "registered_at"):
+    for key in PROCESS_COLUMNS:
         if getattr(row, key) is not None:
             out[key] = getattr(row, key)
     return out | (row.extra or {})
@@ -71,7 +73,7 @@ def is_unplanned(*, ts: float | None, registered_at: float | None) -> bool:
 def calendar_dict(row: Change) -> dict:
     """Return a stored change with every process field, its status and unplanned flag."""
     out = change_dict(row)
-    for key in (*COLUMNS, "planned_ts", "registered_at"):
+    for key in PROCESS_COLUMNS:
         out.setdefault(key, getattr(row, key))
     out["status"] = "planned" if row.ts is None else "done"
     out["unplanned"] = is_unplanned(ts=out["ts"], registered_at=out["registered_at"])

@@ -26,11 +26,13 @@ from correlator.store.series import CHUNK
 # compaction never deletes a raw sample it did not read nor misses a chunk's new sample.
 LOCK_KEY = 0x63686E6B
 
+# Chunks that hold any of hours [first, last]: a chunk spans hours of one UTC day.
+_HOLDS_HOURS = "hour >= :day AND hour <= :last AND end_hour >= :first"
 _OVERLAPPING = text(
     "SELECT series_id, hour, end_hour, ts, value FROM sample_chunks "
-    "WHERE hour >= :day AND hour <= :last AND end_hour >= :first AND series_id IN :ids "
-    "ORDER BY series_id, hour"
+    f"WHERE {_HOLDS_HOURS} AND series_id IN :ids ORDER BY series_id, hour"
 ).bindparams(bindparam("ids", expanding=True))
+_ANY_OVERLAPPING = text(f"SELECT 1 FROM sample_chunks WHERE {_HOLDS_HOURS} LIMIT 1")
 _UPSERT = text(
     "INSERT INTO sample_chunks "
     "(hour, series_id, end_hour, first_ts, last_ts, n_samples, ts, value) "
@@ -72,12 +74,17 @@ def lock_chunks(*, conn: Connection, shared: bool) -> None:
         conn.exec_driver_sql(f"SELECT {func}({LOCK_KEY})")
 
 
+def _hour_bounds(first_hour: int, last_hour: int) -> dict[str, int]:
+    first, last = int(first_hour), int(last_hour)
+    return {"day": day_start(first), "last": last, "first": first}
+
+
 def read_chunks(
     *, conn: Connection, series_ids: Sequence[int], first_hour: int, last_hour: int
 ) -> list[Chunk]:
     """Return the decoded chunks of these series that hold any of hours [first, last]."""
     out: list[Chunk] = []
-    bounds = {"day": day_start(first_hour), "last": last_hour, "first": first_hour}
+    bounds = _hour_bounds(first_hour, last_hour)
     for i in range(0, len(series_ids), CHUNK):
         ids = list(series_ids[i : i + CHUNK])
         for sid, hour, end_hour, ts_blob, value_blob in conn.execute(
@@ -127,11 +134,7 @@ def held(
 
     One cheap probe first: a backfill into hours nothing was compacted in reads no chunk.
     """
-    probe = (
-        f"SELECT 1 FROM sample_chunks WHERE hour >= {day_start(first_hour)} "
-        f"AND hour <= {int(last_hour)} AND end_hour >= {int(first_hour)} LIMIT 1"
-    )
-    if conn.exec_driver_sql(probe).first() is None:
+    if conn.execute(_ANY_OVERLAPPING, _hour_bounds(first_hour, last_hour)).first() is None:
         return None
     ids = np.unique(series_id).tolist()
     found = read_chunks(conn=conn, series_ids=ids, first_hour=first_hour, last_hour=last_hour)

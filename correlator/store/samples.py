@@ -149,8 +149,6 @@ def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
 
     The rows go as they come (``insert_columns``).
     """
-    if not rows:
-        return 0
     return insert_columns(conn=conn, cols=columns_of(rows))
 
 
@@ -211,10 +209,7 @@ def _sqlite_params(cols: SampleColumns) -> list:
 
 
 def _statement_rows(raw) -> int:
-    try:
-        variables = raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-    except AttributeError:  # Python before 3.11: assume the smallest default
-        variables = 999
+    variables = raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
     return max(1, min(_SQLITE_ROWS, variables // 4))
 
 

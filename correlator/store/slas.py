@@ -40,7 +40,7 @@ def sla_dict(row: Sla) -> dict:
         "labels": row.labels,
         "aggregate": row.aggregate,
     }
-    for key in ("op", "threshold", "for_seconds", "breach_start"):
+    for key in ("op", "threshold", "for_seconds"):
         value = getattr(row, key)
         if value is not None and not (key == "for_seconds" and row.op is None):
             out[key] = value

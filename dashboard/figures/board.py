@@ -203,7 +203,7 @@ def board_figure(
         if visible:
             traces.append(_change_markers(visible, xaxis, yaxis, ymax, offset))
         marks = thresholds.get(data.panel.key, [])
-        shapes += [_threshold_line(value, xaxis, yaxis) for value, _label in marks]
+        shapes += [threshold_line(value, xaxis, yaxis) for value, _label in marks]
         layout[f"yaxis{suffix}"] = _value_axis(data, domain, xaxis, ymax)
         layout[f"xaxis{suffix}"] = _time_axis(window, offset, anchor=yaxis, first=i == 0)
         if legible:
@@ -302,7 +302,7 @@ def _change_markers(
     )
 
 
-def _threshold_line(value: float, xaxis: str, yaxis: str) -> dict:
+def threshold_line(value: float, xaxis: str, yaxis: str) -> dict:
     """Return an SLA threshold across one panel."""
     return {
         "type": "line",

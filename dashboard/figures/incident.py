@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from dashboard.client import Series
-from dashboard.figures.board import PALETTE, breach_shape, time_line
+from dashboard.figures.board import PALETTE, breach_shape, threshold_line, time_line
 from dashboard.figures.clock import walls
 from dashboard.figures.text import plot_text, template_text
 
@@ -56,7 +56,7 @@ def incident_figure(
         for trace in _row_lines(series, axis):
             fig.add_trace(trace)
         if i == 0 and sla.get("threshold") is not None:
-            shapes.append(_threshold_line(sla["threshold"], axis))
+            shapes.append(threshold_line(sla["threshold"], "x", axis))
         if i > 0 and suspects[i - 1][0].get("onset") is not None:
             shapes.append(_onset_line(suspects[i - 1][0]["onset"], axis))
     shapes += [_change_line(c) for c in changes or [] if c.get("onset") is not None]
@@ -127,21 +127,6 @@ def _row_lines(series: list[Series], axis: str) -> list[go.Scatter]:
             )
         )
     return traces
-
-
-def _threshold_line(threshold: float, axis: str) -> dict:
-    """Return the SLA's threshold across its row."""
-    return {
-        "type": "line",
-        "name": "threshold",
-        "xref": "x domain",
-        "x0": 0,
-        "x1": 1,
-        "yref": axis,
-        "y0": threshold,
-        "y1": threshold,
-        "line": {"color": "#dc2626", "dash": "dot", "width": 1.2},
-    }
 
 
 def _onset_line(onset: float, axis: str) -> dict:

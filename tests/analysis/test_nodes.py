@@ -83,12 +83,28 @@ def test_a_much_weaker_anomaly_below_does_not_explain():
     onset_t = np.array([100.0, 100.0])
     weak = np.array([1.0, 0.3])
     w, who = explained_by(
-        cand, sev=weak, onset_t=onset_t, p=p, graph=graph, step=60, margin_s=30.0, ratio=0.5
+        cand,
+        sev=weak,
+        onset_t=onset_t,
+        p=p,
+        graph=graph,
+        step=60,
+        margin_s=30.0,
+        ratio=0.5,
+        propagates=np.ones(2, dtype=bool),
     )
     assert w[0] == 0.0 and who[0] == -1
     strong = np.array([1.0, 0.6])
     w, who = explained_by(
-        cand, sev=strong, onset_t=onset_t, p=p, graph=graph, step=60, margin_s=30.0, ratio=0.5
+        cand,
+        sev=strong,
+        onset_t=onset_t,
+        p=p,
+        graph=graph,
+        step=60,
+        margin_s=30.0,
+        ratio=0.5,
+        propagates=np.ones(2, dtype=bool),
     )
     assert w[0] == pytest.approx(0.6) and who[0] == 1
 
@@ -114,5 +130,5 @@ def test_a_fault_below_explains_latency_and_errors_above_not_resources():
     w, who = explained_by(np.array([0, 1, 2]), propagates=nodes.propagates(names), **kw)
     # c's latency explains b's latency; b's CPU is b's own.
     assert who.tolist() == [2, -1, -1] and w.tolist() == [1.0, 0.0, 0.0]
-    w, who = explained_by(np.array([0, 1, 2]), **kw)
+    w, who = explained_by(np.array([0, 1, 2]), propagates=np.ones(3, dtype=bool), **kw)
     assert who.tolist() == [2, 2, -1]

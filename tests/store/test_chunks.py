@@ -14,9 +14,7 @@ from correlator.store.retention import run_retention
 from correlator.store.rollups import rebuild_hours
 from correlator.store.samples import (
     HOUR_MS,
-    insert_columns,
     insert_rows,
-    sample_columns,
     time_bounds,
 )
 from tests.conftest import scenarios_dir
@@ -136,8 +134,7 @@ def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(
     taken = old[ids[1]]
     late_ts = [float(taken.ts[5]), float(taken.ts[6]), hour_start + 7.777, hour_start + 8.888]
     late_values = [-1.0, -2.0, 123.5, float("nan")]  # two resends with other values, two new
-    with write_transaction(engine) as conn:
-        added = insert_columns(conn=conn, cols=sample_columns([ids[1]], [late_ts], [late_values]))
+    added = insert_samples(engine, [ids[1]], [late_ts], [late_values])
     assert added == 2
 
     def check():
@@ -151,10 +148,8 @@ def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(
     check()  # merged on read while the late samples are raw
     assert compact(engine=engine, now=NOW, head_seconds=3600).samples == 2
     check()  # and after the next pass merged them into the chunk
-    with write_transaction(engine) as conn:  # the same batch again adds nothing
-        assert (
-            insert_columns(conn=conn, cols=sample_columns([ids[1]], [late_ts], [late_values])) == 0
-        )
+    # The same batch again adds nothing.
+    assert insert_samples(engine, [ids[1]], [late_ts], [late_values]) == 0
 
 
 def test_rollups_rebuilt_from_chunks_equal_rollups_from_raw(engine):
@@ -276,8 +271,7 @@ def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(e
 
     hour = report.hours[1]
     late = hour * 3600 + 1.5
-    with write_transaction(engine) as conn:
-        assert insert_columns(conn=conn, cols=sample_columns([ids[0]], [[late]], [[1e6]])) == 1
+    assert insert_samples(engine, [ids[0]], [[late]], [[1e6]]) == 1
     with engine.connect() as conn:
         assert hour_states(conn=conn, first=hour, last=hour) == {hour: STALE}
     roll_up(engine=engine, now=NOW, max_hours=100)  # rebuilt from the chunks and the raw sample

@@ -6,11 +6,12 @@ from alembic import command
 from sqlalchemy import text
 
 from correlator.store.changes import add_change, get_change, upsert_changes
-from correlator.store.engine import make_engine, write_transaction
+from correlator.store.engine import write_transaction
 from correlator.store.incidents import get_incident, open_incident, resolve_incident
 from correlator.store.migrate import alembic_config, upgrade
 from correlator.store.slas import get_sla, upsert_sla
 from correlator.store.tokens import create_token, list_tokens
+from tests.helpers import engine_at
 
 NOW = 1_700_000_123.4567
 
@@ -59,9 +60,7 @@ def test_whole_seconds_stay_whole_in_the_bundle_form(engine):
 
 
 def test_the_migration_turns_stored_seconds_into_milliseconds_and_back(db_url):
-    eng = make_engine(db_url)
-    try:
-        upgrade(eng, "0008")
+    with engine_at(db_url, "0008") as eng:
         with eng.begin() as conn:
             conn.execute(
                 text(
@@ -97,8 +96,6 @@ def test_the_migration_turns_stored_seconds_into_milliseconds_and_back(db_url):
         with eng.connect() as conn:
             assert _raw(conn, "SELECT breach_start FROM incidents") == [(1_700_000_000.25,)]
             assert _raw(conn, "SELECT created_at FROM tokens") == [(1_700_000_002,)]
-    finally:
-        eng.dispose()
 
 
 def test_a_new_token_records_its_creation_time_in_milliseconds(engine):

@@ -29,7 +29,7 @@ from correlator.store.rollup_state import (
 )
 from correlator.store.rollups import roll_up
 from correlator.store.samples import HOUR_MS
-from tests.helpers import insert_samples, read_samples, store_series
+from tests.helpers import engine_at, insert_samples, read_samples, store_series
 
 NOW = 1_764_633_600.0 + 13 * 3600.0 + 1234.5  # 2025-12-02 13:20:34.5 UTC
 STEPS = (60, 120, 300, 900, 3600)
@@ -254,11 +254,7 @@ def test_retention_after_rollups_keeps_counts_right(engine):
 
 
 def test_the_migration_marks_rollups_written_by_retention_expired(db_url):
-    from correlator.store.engine import make_engine
-
-    engine = make_engine(db_url)
-    try:
-        upgrade(engine, "0006")
+    with engine_at(db_url, "0006") as engine:
         hour = int(NOW * 1000) // HOUR_MS - 200
         with write_transaction(engine) as conn:
             for h in (hour, hour + 3):
@@ -279,8 +275,6 @@ def test_the_migration_marks_rollups_written_by_retention_expired(db_url):
             hour + 2: EXPIRED,
             hour + 3: EXPIRED,
         }
-    finally:
-        engine.dispose()
 
 
 def test_the_service_job_rolls_up_under_the_retention_lease(engine):

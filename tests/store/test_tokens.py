@@ -20,7 +20,7 @@ from correlator.store.tokens import (
     revoke_token,
     token_info,
 )
-from tests.helpers import make_batch
+from tests.helpers import engine_at, make_batch
 
 CHANGE = {"kind": "deploy", "owner": "algo", "summary": "v2"}
 SILENCE = {"matchers": {"model": "m"}, "duration_seconds": 60}
@@ -129,9 +129,7 @@ def test_cli_creates_ingest_tokens_unless_told(engine, db_url, capsys):
 
 
 def test_existing_tokens_become_admin_tokens_on_upgrade(db_url):
-    eng = make_engine(db_url)
-    try:
-        upgrade(eng, "0005")
+    with engine_at(db_url, "0005") as eng:
         with eng.begin() as conn:
             conn.execute(
                 text(
@@ -148,5 +146,3 @@ def test_existing_tokens_become_admin_tokens_on_upgrade(db_url):
         with write_transaction(eng) as conn:
             assert revoke_token(conn=conn, name="old")
             create_token(conn=conn, name="old", scope="ingest")
-    finally:
-        eng.dispose()
