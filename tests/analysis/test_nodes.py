@@ -79,33 +79,19 @@ def test_support_counts_anomalous_callers_of_unexplained_nodes():
 def test_a_much_weaker_anomaly_below_does_not_explain():
     graph = Topology.from_dict(TOPO)
     p = Placement([["service:b"], ["service:c"]], ["service:b", "service:c"], np.array([1, 2]))
+    kw = dict(
+        onset_t=np.array([100.0, 100.0]),
+        p=p,
+        graph=graph,
+        step=60,
+        margin_s=30.0,
+        ratio=0.5,
+        propagates=np.ones(2, dtype=bool),
+    )
     cand = np.array([0, 1])
-    onset_t = np.array([100.0, 100.0])
-    weak = np.array([1.0, 0.3])
-    w, who = explained_by(
-        cand,
-        sev=weak,
-        onset_t=onset_t,
-        p=p,
-        graph=graph,
-        step=60,
-        margin_s=30.0,
-        ratio=0.5,
-        propagates=np.ones(2, dtype=bool),
-    )
+    w, who = explained_by(cand, sev=np.array([1.0, 0.3]), **kw)  # weak below
     assert w[0] == 0.0 and who[0] == -1
-    strong = np.array([1.0, 0.6])
-    w, who = explained_by(
-        cand,
-        sev=strong,
-        onset_t=onset_t,
-        p=p,
-        graph=graph,
-        step=60,
-        margin_s=30.0,
-        ratio=0.5,
-        propagates=np.ones(2, dtype=bool),
-    )
+    w, who = explained_by(cand, sev=np.array([1.0, 0.6]), **kw)  # strong below
     assert w[0] == pytest.approx(0.6) and who[0] == 1
 
 
