@@ -79,9 +79,13 @@ def place(labels_nodes: list[list[str]], dist: dict[str, int], graph: Topology) 
     return Placement(nodes, primary, distance)
 
 
-def topology_weight(p: Placement, cfg: Config) -> np.ndarray:
-    """Full weight inside the SLA's upstream, less outside it, between for unknown nodes."""
-    known = np.array([bool(n) for n in p.nodes])
+def topology_weight(p: Placement, cfg: Config, *, linked: bool) -> np.ndarray:
+    """Full weight inside the SLA's upstream, less outside it, between for unknown nodes.
+
+    Without ``linked`` (a topology with no dependency edges) no node is known to lie outside
+    the upstream: every node but the SLA's weighs as an unknown one.
+    """
+    known = np.array([bool(n) for n in p.nodes]) & linked
     return np.where(p.distance >= 0, 1.0, np.where(known, cfg.out_of_scope, cfg.unknown_node))
 
 

@@ -29,7 +29,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
     time_w *= ranking.quiet_weight(quiet, grace=grace, tau=cfg.quiet_tau_s)
     noted = np.where(quiet > grace, quiet, 0.0)  # the quiet that cost weight, for the evidence
-    topo_w = ranking.topology_weight(place, cfg)
+    topo_w = ranking.topology_weight(place, cfg, linked=bool(graph.depends))
     extra = _symptom_weights(tl.bundle.sla, sig, m.ref, place, set(start), cfg)
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident. Against

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from correlator.analysis import Config, analyze
@@ -117,3 +119,20 @@ def test_an_anomaly_the_sla_ignored_for_long_does_not_outrank_the_one_it_followe
     assert "the SLA stayed normal for 20 min after it" in mail["evidence"]
     # Without the weight, the larger and earlier step comes first.
     assert _top(bundle, config=Config(quiet_tau_s=1e12)) == [("memory_usage_bytes", "mail")]
+
+
+def test_without_call_edges_a_cause_off_the_sla_node_is_not_pushed_out_of_scope():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 2.0  # saturated 1 min before
+        rows[("network_receive_bytes_per_second", "front")][breach - 6 :] += 1e6  # a symptom
+
+    bundle = _case(n, breach, edit)
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    # Nodes and no edges (Nezha's TrainTicket): whether pay is upstream is not known.
+    bundle = replace(bundle, topology={"nodes": nodes, "edges": []})
+    assert _top(bundle) == [("cpu_usage_cores", "pay")]
+    # With a call graph that leaves pay out of front's upstream, the front row comes first.
+    linked = {"nodes": nodes, "edges": [{"from": "service:front", "to": "service:cart"}]}
+    assert _top(replace(bundle, topology=linked)) == [("network_receive_bytes_per_second", "front")]
