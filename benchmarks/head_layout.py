@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
-PG_URL = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
+PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 T0_MS = 1_700_000_000_000
 HOUR_MS = 3_600_000
 TABLES = {
@@ -73,12 +73,11 @@ def run_sqlite(args, folder: Path) -> dict[str, tuple[float, float]]:
         conn.execute("PRAGMA synchronous=NORMAL")
         rowid = "" if layout == "raw" else " WITHOUT ROWID"
         conn.execute(f"CREATE TABLE t {columns.format(blob='BLOB')}{rowid}")
-        width = {"raw": 3, "rows": 4, "runs": 7}[layout]
-        sql = f"INSERT INTO t VALUES ({','.join('?' * width)})"
         start = time.perf_counter()
         for sids, ts in batches(args.samples, args.batch, args.series, args.points):
+            rows = records(layout, sids, ts)
             with conn:
-                conn.executemany(sql, records(layout, sids, ts))
+                conn.executemany(f"INSERT INTO t VALUES ({','.join('?' * len(rows[0]))})", rows)
         rate = args.samples / (time.perf_counter() - start)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.close()
@@ -89,7 +88,7 @@ def run_sqlite(args, folder: Path) -> dict[str, tuple[float, float]]:
 def run_postgres(args) -> dict[str, tuple[float, float]]:
     """Return layout -> (samples/s, bytes per sample, indexes included) on PostgreSQL."""
     out = {}
-    with psycopg.connect(PG_URL) as conn:
+    with psycopg.connect(PG_ADMIN) as conn:
         for layout, columns in TABLES.items():
             table = f"head_layout_{layout}"
             conn.execute(f"DROP TABLE IF EXISTS {table}")

@@ -116,7 +116,7 @@ def detect(
     lo: int | np.ndarray,
     active: tuple[int, int],
     off: float,
-    grown_share: float = 0.8,
+    grown_share: float,
 ) -> Anomalies:
     """Find each series' strongest excursion in the active window and walk back to its onset.
 

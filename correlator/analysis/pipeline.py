@@ -177,7 +177,9 @@ def _sla_onset(
         return None
     ref = onset.reference(agg[:, : win.ref_end], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
     z = onset.smooth(onset.robust_z(agg, ref), width)
-    found = onset.detect(z, lo=lo, active=(win.breach, win.breach), off=cfg.off_z)
+    found = onset.detect(
+        z, lo=lo, active=(win.breach, win.breach), off=cfg.off_z, grown_share=cfg.grown_share
+    )
     if found.strength[0] < cfg.off_z:
         return win.start
     return float(min(tl.grid.times[found.onset[0]], win.start))

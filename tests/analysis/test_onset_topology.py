@@ -1,9 +1,11 @@
 import numpy as np
 import pytest
 
-from correlator.analysis import onset
+from correlator.analysis import Config, onset
 from correlator.analysis.ranking import family
 from correlator.analysis.topology import Topology, label_nodes
+
+GROWN = Config().grown_share
 
 
 def test_reference_is_robust_to_outliers():
@@ -28,7 +30,7 @@ def test_detect_finds_onset_of_a_step_despite_noise():
     x[100] = 9  # one noisy spike long before
     ref = onset.reference(x[None, :120], rel_floor=0.0, abs_floor=1e-9)
     z = onset.smooth(onset.robust_z(x[None, :], ref), 3)
-    a = onset.detect(z, lo=120, active=(165, 175), off=2.5)
+    a = onset.detect(z, lo=120, active=(165, 175), off=2.5, grown_share=GROWN)
     assert a.direction[0] == 1 and a.strength[0] > 5
     assert abs(int(a.onset[0]) - start) <= 1
     assert a.persistence[0] > 0.9
@@ -37,7 +39,9 @@ def test_detect_finds_onset_of_a_step_despite_noise():
 def test_detect_sees_drops_too():
     x = np.r_[np.full(50, 10.0), np.full(10, 2.0)]
     ref = onset.reference(x[None, :40], rel_floor=0.02, abs_floor=1e-9)
-    a = onset.detect(onset.robust_z(x[None, :], ref), lo=40, active=(55, 59), off=2.5)
+    a = onset.detect(
+        onset.robust_z(x[None, :], ref), lo=40, active=(55, 59), off=2.5, grown_share=GROWN
+    )
     assert a.direction[0] == -1 and int(a.onset[0]) == 50
 
 
@@ -52,10 +56,10 @@ def test_onset_where_the_search_starts_is_seen_when_the_point_before_is_normal()
         ]
     )
     ref = onset.Reference(np.full(3, 10.0), np.full(3, 1.0), np.full(3, 10))
-    a = onset.detect(onset.robust_z(x, ref), lo=10, active=(12, 14), off=2.5)
+    a = onset.detect(onset.robust_z(x, ref), lo=10, active=(12, 14), off=2.5, grown_share=GROWN)
     assert a.onset.tolist() == [10, 10, 10]
     assert a.censored.tolist() == [False, True, True]
-    a = onset.detect(onset.robust_z(x, ref), lo=0, active=(12, 14), off=2.5)
+    a = onset.detect(onset.robust_z(x, ref), lo=0, active=(12, 14), off=2.5, grown_share=GROWN)
     assert a.onset.tolist() == [10, 8, 0]
     assert a.censored.tolist() == [False, False, True]
 
@@ -64,7 +68,13 @@ def test_a_step_has_grown_at_its_onset_and_a_ramp_late():
     step = np.r_[np.zeros(20), np.full(20, 10.0)]
     ramp = np.r_[np.zeros(20), np.linspace(0.5, 10.0, 20)]
     ref = onset.Reference(np.zeros(2), np.ones(2), np.full(2, 20))
-    a = onset.detect(onset.robust_z(np.array([step, ramp]), ref), lo=10, active=(30, 39), off=2.5)
+    a = onset.detect(
+        onset.robust_z(np.array([step, ramp]), ref),
+        lo=10,
+        active=(30, 39),
+        off=2.5,
+        grown_share=GROWN,
+    )
     assert a.onset.tolist() == [20, 25]  # the ramp leaves the range (2.5) at 3.0
     assert a.grown.tolist() == [20, 35]  # the ramp first reaches 8 = 0.8 x its peak at 35
 
