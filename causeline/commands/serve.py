@@ -15,7 +15,13 @@ from causeline.commands.common import (
     subparser,
 )
 
-APP_FACTORY = "correlator.api.app:create_app"
+APP_FACTORY = "causeline.commands.serve:worker_app"
+# While another thread runs Python, a thread back from the database (SQLite: after every
+# fetched row) waits up to this long for the GIL; Python's default is 5 ms. A 24 h board read
+# of 130 series beside a busy thread takes 13 s at 5 ms, 1.0 s at 0.5 ms and 0.44 s at 50 us
+# on SQLite (0.08 s alone); 4.5 s, 0.64 s and 0.34 s on PostgreSQL (0.15 s alone); ingest
+# runs as fast (benchmarks/read_contention.py, benchmarks/ingest.py).
+SWITCH_INTERVAL = 0.00005
 
 
 def register(sub) -> None:
@@ -81,12 +87,24 @@ def run(args) -> int:
         uvicorn.run(APP_FACTORY, factory=True, workers=args.workers, **options)
     else:
         app = create_app(settings, source=source)
-        # What startup built lives as long as the process: keep it out of every collection.
-        gc.freeze()
-        # A store thread back from SQLite or PostgreSQL waits less for the GIL (default 5 ms).
-        sys.setswitchinterval(0.0005)
+        tune_process()
         uvicorn.run(app, **options)
     return 0
+
+
+def tune_process() -> None:
+    """Keep what startup built out of every collection; hand the GIL over sooner."""
+    gc.freeze()  # it lives as long as the process
+    sys.setswitchinterval(SWITCH_INTERVAL)
+
+
+def worker_app():
+    """Return the app of one worker process (uvicorn's factory), its process tuned."""
+    from correlator.api.app import create_app
+
+    app = create_app()  # settings from the CAUSELINE_* variables serve exported
+    tune_process()
+    return app
 
 
 def worker_environment(settings) -> dict[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -16,9 +17,11 @@ from correlator.store.engine import driver_connection
 from correlator.store.tables import Histogram, Series
 
 CHUNK = 500
-# Series rows go as (key, name, labels JSON, histogram_id, le), straight to the driver.
+# Series rows go as (key, name, labels JSON, histogram_id, le), straight to the driver,
+# many rows a statement: sqlite3 gives the GIL back per statement step, and a thread waits
+# to get it back while another runs Python (causeline/commands/serve.py).
 _SQLITE_SERIES = (
-    "INSERT INTO series (key, name, labels, histogram_id, le) VALUES (?, ?, ?, ?, ?) "
+    "INSERT INTO series (key, name, labels, histogram_id, le) VALUES {} "
     "ON CONFLICT (key) DO NOTHING"
 )
 # One statement for all rows, in their order (ids follow it, as row by row).
@@ -102,9 +105,13 @@ def _insert_series(conn: Connection, rows: list, keys: list[str]) -> dict[str, i
             cur.execute(_PG_SERIES, [list(col) for col in zip(*rows, strict=True)])
             cur.execute("SELECT key, id FROM series WHERE key = ANY(%b)", (keys,))
             return dict(cur.fetchall())
+    per = max(1, min(CHUNK, raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
     cur = raw.cursor()
     try:
-        cur.executemany(_SQLITE_SERIES, rows)
+        for i in range(0, len(rows), per):
+            part = rows[i : i + per]
+            values = ",".join(["(?,?,?,?,?)"] * len(part))
+            cur.execute(_SQLITE_SERIES.format(values), [v for row in part for v in row])
     finally:
         cur.close()
     return _ids_by_key(conn, Series, keys)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import gc
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -88,7 +90,14 @@ def test_query_range_reads_each_metric_from_where_it_lives(app_and_client):
 
 
 def test_worker_processes_rebuild_the_source_from_settings(tmp_path, monkeypatch):
-    from causeline.commands.serve import worker_environment
+    from uvicorn.importer import import_from_string
+
+    from causeline.commands.serve import (
+        APP_FACTORY,
+        SWITCH_INTERVAL,
+        worker_app,
+        worker_environment,
+    )
 
     settings = ServiceSettings(
         database_url=f"sqlite:///{tmp_path / 'w.db'}",
@@ -99,10 +108,17 @@ def test_worker_processes_rebuild_the_source_from_settings(tmp_path, monkeypatch
         monkeypatch.delenv(name, raising=False)
     for name, value in worker_environment(settings).items():
         monkeypatch.setenv(name, value)
-    app = create_app()  # what uvicorn's factory calls in each worker process
-    assert app.state.metric_source.url == "http://prom.test:9090"
-    assert app.state.metric_source.step == 5
-    app.state.engine.dispose()
+    assert import_from_string(APP_FACTORY) is worker_app  # uvicorn calls it in each worker
+    before = sys.getswitchinterval()
+    app = worker_app()
+    try:
+        assert app.state.metric_source.url == "http://prom.test:9090"
+        assert app.state.metric_source.step == 5
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) != before
+    finally:
+        sys.setswitchinterval(before)
+        gc.unfreeze()
+        app.state.engine.dispose()
     assert (
         create_app(ServiceSettings(database_url="sqlite://", prometheus_url="")).state.metric_source
         is None

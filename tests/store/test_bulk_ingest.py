@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from collector.schema import Batch, SeriesBatch
-from correlator.store import samples
+from correlator.store import samples, series
 from correlator.store.engine import write_transaction
 from correlator.store.ingest import SeriesCache, store_batch
 from correlator.store.samples import (
@@ -156,13 +156,20 @@ def test_concurrent_batches_on_one_engine(engine):
     assert sum(done) == count_rows(engine) == 50 * 50
 
 
-def test_ensure_series_stores_labels_as_json_text_in_order(engine):
+@pytest.mark.parametrize("per_statement", [None, 2])
+def test_ensure_series_stores_labels_as_json_text_in_order(engine, per_statement, monkeypatch):
+    if per_statement:  # SQLite: several statements, the last one short
+        monkeypatch.setattr(series, "CHUNK", per_statement)
     items = {f"k{i}": (f"m_{i}", {"z": "1", "a": f"v{i}"}) for i in range(5)}
     items["h"] = ("lat_bucket", {"le": "+Inf", "svc": "a"})
     with write_transaction(engine) as conn:
         ids = ensure_series(conn=conn, items=items)
+    more = {"k9": ("m_9", {}), "k1": items["k1"], "k8": ("m_8", {"a": "x"})}
     with write_transaction(engine) as conn:
         assert ensure_series(conn=conn, items=items) == ids
+        again = ensure_series(conn=conn, items=more)
+    assert again["k1"] == ids["k1"] and again["k9"] > max(ids.values())
+    assert again["k9"] < again["k8"]  # in the items' order (PostgreSQL may skip ids)
     assert [ids[k] for k in items] == sorted(ids.values())  # created in the items' order
     with engine.connect() as conn:
         rows = conn.execute(

@@ -1,0 +1,176 @@
+"""Reads beside busy threads: 24 h board reads while another thread parses ingest batches.
+
+In the service a read runs in a worker thread while the event loop parses ingest bodies and
+other workers build the board's figures. Python's sqlite3 gives the GIL back around every
+fetched row; each time the reading thread then waits for a busy thread to hand it back, up
+to the interpreter's switch interval (5 ms by default). So a read of many rows slows with the
+switch interval times its rows. psycopg fetches a query's rows in one piece.
+
+For each engine it stores ``--days`` of ``--series`` series ``--step`` seconds apart up to
+now, with every complete hour rolled up, then compacts all but the two-hour head, as the
+service keeps a store. For each switch interval it times ``read_range`` of 24 h of
+``--read-series`` series at the board's step (3 min) and without a step: alone, then beside
+a thread that parses ``benchmarks/ingest.py`` batches (10,000 samples each) for ``--duty`` of
+its time. It prints the median read, how much slower than alone, and how many batches the
+busy thread parsed per second against its rate alone (measured over 3 s first; on a shared
+machine this last figure moves by a fifth from run to run).
+
+    python benchmarks/read_contention.py
+    python benchmarks/read_contention.py --engines sqlite --intervals 0.005,0.0005,0.00002
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import orjson
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ingest import make_bodies  # noqa: E402  (benchmarks/ingest.py)
+from storage import DAY, PG_ADMIN, fill  # noqa: E402  (benchmarks/storage.py)
+
+BOARD_STEP = 180.0
+
+
+class Parser:
+    """A thread parsing ingest batches for ``duty`` of its time, as the event loop does."""
+
+    def __init__(self, bodies: list[bytes], duty: float):
+        self.bodies, self.duty = bodies, duty
+        self.parsed = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from collector.schema import parse_batch
+
+        i = 0
+        while not self._stop.is_set():
+            began = time.perf_counter()
+            parse_batch(orjson.loads(self.bodies[i % len(self.bodies)]))
+            self.parsed += 1
+            i += 1
+            if self.duty < 1:
+                time.sleep((time.perf_counter() - began) * (1 - self.duty) / self.duty)
+
+    def __enter__(self) -> Parser:
+        self.began = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.rate = self.parsed / (time.perf_counter() - self.began)
+
+
+def parse_rate(bodies: list[bytes], duty: float, seconds: float = 3.0) -> float:
+    """Return batches/s of a Parser alone."""
+    with Parser(bodies, duty) as parser:
+        time.sleep(seconds)
+    return parser.rate
+
+
+def read_ms(engine, ids: list[int], end: float, step: float | None, repeats: int) -> float:
+    """Return the median milliseconds of a 24 h read_range."""
+    from correlator.store.samples import read_range
+
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        with engine.connect() as conn:
+            read_range(conn=conn, series_ids=ids, start=end - DAY, end=end, step=step)
+        times.append(time.perf_counter() - began)
+    return float(np.median(times)) * 1000
+
+
+def prepare(engine_name: str, args, folder: str):
+    """Create a store with the data, rolled up and compacted; return (engine, db name)."""
+    from sqlalchemy import create_engine
+
+    from correlator.store.compaction import compact
+    from correlator.store.migrate import upgrade
+    from correlator.store.rollups import roll_up
+
+    name = None
+    if engine_name == "postgresql":
+        name = f"causeline_bench_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+        url += f"/{name}"
+    else:
+        url = f"sqlite:///{Path(folder) / 'bench.db'}"
+    engine = create_engine(url)
+    upgrade(engine)
+    fill(engine, args.series, args.days, args.step, args.end, "mixed")
+    roll_up(engine=engine, max_hours=args.days * 24 + 2)
+    compact(engine=engine, head_seconds=7200, max_hours=10**9)
+    return engine, name
+
+
+def run(engine_name: str, args, bodies: list[bytes]) -> None:
+    """Measure one engine at every switch interval."""
+    ids = list(range(1, min(args.read_series, args.series) + 1))
+    name = None
+    with tempfile.TemporaryDirectory() as folder:
+        engine, name = prepare(engine_name, args, folder)
+        try:
+            print(f"\n{engine_name}: 24 h x {len(ids)} series, read alone and beside a parser")
+            solo_rates = {duty: parse_rate(bodies, duty) for duty in args.duty}
+            for interval in args.intervals:
+                sys.setswitchinterval(interval)
+                for label, step in (("board step", BOARD_STEP), ("no step", None)):
+                    alone = read_ms(engine, ids, args.end, step, args.repeats)
+                    for duty in args.duty:
+                        with Parser(bodies, duty) as parser:
+                            busy = read_ms(engine, ids, args.end, step, args.repeats)
+                        print(
+                            f"  switch {interval * 1e6:6.0f} us  {label:10}  alone {alone:7.0f} ms"
+                            f"  beside a {duty:4.0%} parser {busy:7.0f} ms ({busy / alone:5.1f}x)"
+                            f"  parser at {parser.rate / solo_rates[duty]:4.0%} of its rate alone"
+                        )
+        finally:
+            engine.dispose()
+            if name:
+                with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def main() -> None:
+    """Parse arguments and measure each engine."""
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--engines", default="sqlite,postgresql")
+    ap.add_argument("--series", type=int, default=200)
+    ap.add_argument("--days", type=int, default=2)
+    ap.add_argument("--step", type=float, default=15.0, help="seconds between samples")
+    ap.add_argument("--read-series", type=int, default=130)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--intervals",
+        default="0.0005,0.0001,0.00002",
+        help="sys.setswitchinterval values, seconds (Python's default is 0.005)",
+    )
+    ap.add_argument("--duty", default="1,0.3", help="busy shares of the parsing thread")
+    args = ap.parse_args()
+    args.intervals = [float(x) for x in args.intervals.split(",")]
+    args.duty = [float(x) for x in args.duty.split(",")]
+    args.end = time.time()
+    bodies = make_bodies(200_000, 10_000, 20_000, 20)
+    for engine_name in args.engines.split(","):
+        run(engine_name, args, bodies)
+
+
+if __name__ == "__main__":
+    main()
