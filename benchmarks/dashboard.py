@@ -5,6 +5,8 @@ Run: .venv/bin/python benchmarks/dashboard.py [--hours 24] [--runs 3]
      .venv/bin/python benchmarks/dashboard.py --bundle ../shared/scenarios/petshop-low/...
      (an imported incident: the board 30 min before to 15 min after its breach, with the
      incident the evaluator opens there)
+     .venv/bin/python benchmarks/dashboard.py --under-ingest
+     (the same while another process posts 10,000-sample batches as fast as they are taken)
 Targets: median time to the last panel under 1.5 s, a cold load under 700 kB, a warm one
 (browser cache kept) under 150 kB. ``--largest N`` lists the N largest responses of a cold load.
 """
@@ -39,10 +41,12 @@ return (panels > 0 && axes.size >= panels && drawn >= panels) ? [performance.now
 def _start(url: str) -> str:
     import uvicorn
 
+    from causeline.commands.serve import tune_process
     from causeline.commands.up import build_app
 
     port = free_port()
     app = build_app(database_url=url, host="127.0.0.1", port=port)
+    tune_process()  # as `causeline up` does
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:
@@ -61,14 +65,57 @@ def _empty_store() -> str:
     return url
 
 
-def _demo_board(hours: float) -> str:
+def _demo_board(hours: float) -> tuple[str, str]:
     from causeline.commands.up import load_demo
 
     url = _empty_store()
     began = time.perf_counter()
     demo = load_demo(url, hours=hours)
     print(f"loaded {hours:g} h of 15 s demo data in {time.perf_counter() - began:.1f} s")
-    return f"{_start(url)}/board?model={demo['model']}&range=24h"
+    return f"{_start(url)}/board?model={demo['model']}&range=24h", url
+
+
+def _post_batches(base: str, token: str, stop, posted) -> None:
+    """Post 10,000-sample batches of the last hour until ``stop`` is set (its own process)."""
+    import httpx
+    import orjson
+
+    start = time.time() - 3600
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
+        k = 0
+        while not stop.is_set():
+            stamps = [start + (k * 20 + j) * 0.01 for j in range(20)]
+            series = [
+                {"name": "load_metric", "labels": {"host": f"load-{i}"}, "timestamps": stamps}
+                | {"values": [float(i + j) for j in range(20)]}
+                for i in range(500)
+            ]
+            client.post("/api/v1/ingest", content=orjson.dumps({"series": series}))
+            k += 1
+            posted.value = k
+
+
+def _ingest_load(board: str, db_url: str):
+    """Start a process writing batches to the board's server; return (process, stop, count)."""
+    import multiprocessing
+    import subprocess
+
+    token = subprocess.run(
+        [sys.executable, "-m", "causeline.cli", "token", "create", "load"]
+        + ["--database-url", db_url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    ctx = multiprocessing.get_context("spawn")
+    stop, posted = ctx.Event(), ctx.Value("i", 0)
+    base = board.split("/board")[0]
+    proc = ctx.Process(target=_post_batches, args=(base, token, stop, posted), daemon=True)
+    proc.start()
+    while posted.value < 3:  # the writer is up
+        time.sleep(0.1)
+    return proc, stop, posted
 
 
 def _bundle_board(bundle: Path) -> str:
@@ -85,7 +132,7 @@ def _bundle_board(bundle: Path) -> str:
     report = evaluate_once(engine, holder="benchmark", now=at + 30, settings=ServiceSettings())
     engine.dispose()
     print(f"incident opened by evaluating {at + 30}: {report['opened'] or report.get('reason')}")
-    return f"{_start(url)}/board?from={at - 1800}&to={at + 900}"
+    return f"{_start(url)}/board?from={at - 1800}&to={at + 900}", url
 
 
 def _browser():
@@ -148,14 +195,24 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--bundle", type=Path, default=None, help="an incident bundle folder")
     parser.add_argument("--largest", type=int, default=0, help="list the N largest responses")
+    parser.add_argument(
+        "--under-ingest", action="store_true", help="load the board while batches are written"
+    )
     args = parser.parse_args()
-    url = _bundle_board(args.bundle) if args.bundle else _demo_board(args.hours)
+    url, db_url = _bundle_board(args.bundle) if args.bundle else _demo_board(args.hours)
+    load = _ingest_load(url, db_url) if args.under_ingest else None
     driver = _browser()
     try:
+        began, first = time.perf_counter(), load[2].value if load else 0
         results = [measure(driver, url) for _ in range(args.runs)]
         warm = measure(driver, url, cold=False)
     finally:
         driver.quit()
+        if load:
+            load[1].set()
+            load[0].join(timeout=60)
+            rate = (load[2].value - first) * 10_000 / (time.perf_counter() - began)
+            print(f"meanwhile another process wrote {rate:,.0f} samples/s")
     for i, r in enumerate(results, 1):
         print(
             f"run {i}: last of {r['panels']} panels drawn {r['seconds']:.2f} s, "

@@ -180,6 +180,8 @@ def _serve_app(args, url: str, after_start) -> int:
 def _run_server(args, app, after_start) -> int:
     import uvicorn
 
+    from causeline.commands.serve import tune_process
+
     base = local_url(args.host, args.port)
     server = uvicorn.Server(
         uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
@@ -195,6 +197,7 @@ def _run_server(args, app, after_start) -> int:
             after_start(base)
 
     threading.Thread(target=announce, daemon=True).start()
+    tune_process()  # the dashboard's figures and the API's reads share this process
     server.run()
     return 0
 
