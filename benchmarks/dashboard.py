@@ -87,8 +87,12 @@ def _post_batches(base: str, token: str, stop, posted) -> None:
         while not stop.is_set():
             stamps = [start + (k * 20 + j) * 0.01 for j in range(20)]
             series = [
-                {"name": "load_metric", "labels": {"host": f"load-{i}"}, "timestamps": stamps}
-                | {"values": [float(i + j) for j in range(20)]}
+                {
+                    "name": "load_metric",
+                    "labels": {"host": f"load-{i}"},
+                    "timestamps": stamps,
+                    "values": [float(i + j) for j in range(20)],
+                }
                 for i in range(500)
             ]
             client.post("/api/v1/ingest", content=orjson.dumps({"series": series}))
