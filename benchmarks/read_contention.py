@@ -26,17 +26,15 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
 import orjson
-import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ingest import make_bodies  # noqa: E402  (benchmarks/ingest.py)
-from storage import DAY, PG_ADMIN, fill  # noqa: E402  (benchmarks/storage.py)
+from storage import DAY, drop_scratch, fill, scratch_store  # noqa: E402  (benchmarks/storage.py)
 
 BOARD_STEP = 180.0
 
@@ -93,38 +91,28 @@ def read_ms(engine, ids: list[int], end: float, step: float | None, repeats: int
     return float(np.median(times)) * 1000
 
 
-def prepare(engine_name: str, args, folder: str):
-    """Create a store with the data, rolled up and compacted; return (engine, db name)."""
-    from sqlalchemy import create_engine
-
+def prepare(engine, args) -> None:
+    """Store the data, roll it up and compact all but the two-hour head."""
     from correlator.store.compaction import compact
     from correlator.store.migrate import upgrade
     from correlator.store.rollups import roll_up
 
-    name = None
-    if engine_name == "postgresql":
-        name = f"causeline_bench_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        url = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
-        url += f"/{name}"
-    else:
-        url = f"sqlite:///{Path(folder) / 'bench.db'}"
-    engine = create_engine(url)
     upgrade(engine)
     fill(engine, args.series, args.days, args.step, args.end, "mixed")
     roll_up(engine=engine, max_hours=args.days * 24 + 2)
     compact(engine=engine, head_seconds=7200, max_hours=10**9)
-    return engine, name
 
 
 def run(engine_name: str, args, bodies: list[bytes]) -> None:
     """Measure one engine at every switch interval."""
+    from sqlalchemy import create_engine
+
     ids = list(range(1, min(args.read_series, args.series) + 1))
-    name = None
     with tempfile.TemporaryDirectory() as folder:
-        engine, name = prepare(engine_name, args, folder)
+        url, name = scratch_store(engine_name, folder)
+        engine = create_engine(url)
         try:
+            prepare(engine, args)
             print(f"\n{engine_name}: 24 h x {len(ids)} series, read alone and beside a parser")
             solo_rates = {duty: parse_rate(bodies, duty) for duty in args.duty}
             for interval in args.intervals:
@@ -141,9 +129,7 @@ def run(engine_name: str, args, bodies: list[bytes]) -> None:
                         )
         finally:
             engine.dispose()
-            if name:
-                with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            drop_scratch(name)
 
 
 def main() -> None:

@@ -137,6 +137,24 @@ def read_times(engine, n_series: int, end: float, repeats: int = 5) -> dict:
     return out
 
 
+def scratch_store(engine_name: str, folder: str) -> tuple[str, str | None]:
+    """Return the URL of an empty store and its PostgreSQL database's name (SQLite: None)."""
+    if engine_name != "postgresql":
+        return f"sqlite:///{Path(folder) / 'bench.db'}", None
+    name = f"causeline_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
+    return f"{url}/{name}", name
+
+
+def drop_scratch(name: str | None) -> None:
+    """Drop a scratch PostgreSQL database (None: nothing to drop)."""
+    if name:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def run(engine_name: str, args) -> None:
     """Measure one engine."""
     from sqlalchemy import create_engine
@@ -146,16 +164,8 @@ def run(engine_name: str, args) -> None:
     from correlator.store.rollups import roll_up
 
     end = time.time() - 7200
-    name = None
     with tempfile.TemporaryDirectory() as folder:
-        if engine_name == "postgresql":
-            name = f"causeline_bench_{uuid.uuid4().hex[:8]}"
-            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                conn.execute(f'CREATE DATABASE "{name}"')
-            url = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
-            url += f"/{name}"
-        else:
-            url = f"sqlite:///{Path(folder) / 'bench.db'}"
+        url, name = scratch_store(engine_name, folder)
         engine = create_engine(url)
         try:
             upgrade(engine)
@@ -184,9 +194,7 @@ def run(engine_name: str, args) -> None:
             reads_chunks = read_times(engine, min(args.read_series, args.series), end)
         finally:
             engine.dispose()
-            if name:
-                with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            drop_scratch(name)
     per_m = cpu / max(report.samples, 1) * 1e6
     print(
         f"\n{engine_name}: {n:,} samples ({args.series} series x {args.days} d, "
