@@ -16,7 +16,7 @@ busy thread parsed per second against its rate alone (measured over 3 s first; o
 machine this last figure moves by a fifth from run to run).
 
     python benchmarks/read_contention.py
-    python benchmarks/read_contention.py --engines sqlite --intervals 0.005,0.0005,0.00002
+    python benchmarks/read_contention.py --engines sqlite --intervals 0.0005,0.00005 --duty 1
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument(
         "--intervals",
-        default="0.0005,0.0001,0.00002",
+        default="0.005,0.0005,0.00005",
         help="sys.setswitchinterval values, seconds (Python's default is 0.005)",
     )
     ap.add_argument("--duty", default="1,0.3", help="busy shares of the parsing thread")
