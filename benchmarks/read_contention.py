@@ -4,7 +4,8 @@ In the service a read runs in a worker thread while the event loop parses ingest
 other workers build the board's figures. Python's sqlite3 gives the GIL back around every
 fetched row; each time the reading thread then waits for a busy thread to hand it back, up
 to the interpreter's switch interval (5 ms by default). So a read of many rows slows with the
-switch interval times its rows. psycopg fetches a query's rows in one piece.
+switch interval times its rows. psycopg gives the GIL back once per query, and numpy
+around its larger steps, so PostgreSQL reads slow less but still slow.
 
 For each engine it stores ``--days`` of ``--series`` series ``--step`` seconds apart up to
 now, with every complete hour rolled up, then compacts all but the two-hour head, as the
