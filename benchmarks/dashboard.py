@@ -100,26 +100,34 @@ def _post_batches(base: str, token: str, stop, posted) -> None:
             posted.value = k
 
 
-def _ingest_load(board: str, db_url: str):
-    """Start a process writing batches to the board's server; return (process, stop, count)."""
-    import multiprocessing
-    import subprocess
+class IngestLoad:
+    """Another process posting batches to the board's server while it is measured."""
 
-    token = subprocess.run(
-        [sys.executable, "-m", "causeline.cli", "token", "create", "load"]
-        + ["--database-url", db_url],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    ctx = multiprocessing.get_context("spawn")
-    stop, posted = ctx.Event(), ctx.Value("i", 0)
-    base = board.split("/board")[0]
-    proc = ctx.Process(target=_post_batches, args=(base, token, stop, posted), daemon=True)
-    proc.start()
-    while posted.value < 3:  # the writer is up
-        time.sleep(0.1)
-    return proc, stop, posted
+    def __init__(self, board: str, db_url: str):
+        import multiprocessing
+
+        from correlator.store.engine import make_engine, write_transaction
+        from correlator.store.tokens import create_token
+
+        engine = make_engine(db_url)
+        with write_transaction(engine) as conn:
+            token = create_token(conn=conn, name="load", scope="ingest")
+        engine.dispose()
+        ctx = multiprocessing.get_context("spawn")
+        self.stop, self.posted = ctx.Event(), ctx.Value("i", 0)
+        base = board.split("/board")[0]
+        args = (base, token, self.stop, self.posted)
+        self.proc = ctx.Process(target=_post_batches, args=args, daemon=True)
+        self.proc.start()
+        while self.posted.value < 3:  # the writer is up
+            time.sleep(0.1)
+        self.first, self.began = self.posted.value, time.perf_counter()
+
+    def end(self) -> float:
+        """Stop the writer; return the samples/s it wrote since it was up."""
+        self.stop.set()
+        self.proc.join(timeout=60)
+        return (self.posted.value - self.first) * 10_000 / (time.perf_counter() - self.began)
 
 
 def _bundle_board(bundle: Path) -> str:
@@ -204,19 +212,15 @@ def main() -> int:
     )
     args = parser.parse_args()
     url, db_url = _bundle_board(args.bundle) if args.bundle else _demo_board(args.hours)
-    load = _ingest_load(url, db_url) if args.under_ingest else None
+    load = IngestLoad(url, db_url) if args.under_ingest else None
     driver = _browser()
     try:
-        began, first = time.perf_counter(), load[2].value if load else 0
         results = [measure(driver, url) for _ in range(args.runs)]
         warm = measure(driver, url, cold=False)
     finally:
         driver.quit()
         if load:
-            load[1].set()
-            load[0].join(timeout=60)
-            rate = (load[2].value - first) * 10_000 / (time.perf_counter() - began)
-            print(f"meanwhile another process wrote {rate:,.0f} samples/s")
+            print(f"meanwhile another process wrote {load.end():,.0f} samples/s")
     for i, r in enumerate(results, 1):
         print(
             f"run {i}: last of {r['panels']} panels drawn {r['seconds']:.2f} s, "

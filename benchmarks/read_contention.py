@@ -34,8 +34,8 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ingest import make_bodies  # noqa: E402  (benchmarks/ingest.py)
-from storage import DAY, drop_scratch, fill, scratch_store  # noqa: E402  (benchmarks/storage.py)
+from ingest import drop_pg, make_bodies  # noqa: E402  (benchmarks/ingest.py)
+from storage import DAY, fill, scratch_store  # noqa: E402  (benchmarks/storage.py)
 
 BOARD_STEP = 180.0
 
@@ -130,7 +130,8 @@ def run(engine_name: str, args, bodies: list[bytes]) -> None:
                         )
         finally:
             engine.dispose()
-            drop_scratch(name)
+            if name:
+                drop_pg(name)
 
 
 def main() -> None:

@@ -24,11 +24,9 @@ decimals, 0/1 flags, latencies to 0.1 ms); ``smooth`` is benchmarks/ingest.py's
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +34,8 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
+from ingest import drop_pg, pg_database  # noqa: E402  (benchmarks/ingest.py)
+
 DAY = 86_400
 
 
@@ -139,20 +138,12 @@ def read_times(engine, n_series: int, end: float, repeats: int = 5) -> dict:
 
 def scratch_store(engine_name: str, folder: str) -> tuple[str, str | None]:
     """Return the URL of an empty store and its PostgreSQL database's name (SQLite: None)."""
+    from correlator.store.engine import with_driver
+
     if engine_name != "postgresql":
         return f"sqlite:///{Path(folder) / 'bench.db'}", None
-    name = f"causeline_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://")
-    return f"{url}/{name}", name
-
-
-def drop_scratch(name: str | None) -> None:
-    """Drop a scratch PostgreSQL database (None: nothing to drop)."""
-    if name:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    name, url = pg_database()
+    return with_driver(url), name
 
 
 def run(engine_name: str, args) -> None:
@@ -194,7 +185,8 @@ def run(engine_name: str, args) -> None:
             reads_chunks = read_times(engine, min(args.read_series, args.series), end)
         finally:
             engine.dispose()
-            drop_scratch(name)
+            if name:
+                drop_pg(name)
     per_m = cpu / max(report.samples, 1) * 1e6
     print(
         f"\n{engine_name}: {n:,} samples ({args.series} series x {args.days} d, "

@@ -17,10 +17,8 @@ from causeline.commands.common import (
 
 APP_FACTORY = "causeline.commands.serve:worker_app"
 # While another thread runs Python, a thread back from the database (SQLite: after every
-# fetched row) waits up to this long for the GIL; Python's default is 5 ms. A 24 h board read
-# of 130 series beside a busy thread takes 13 s at 5 ms, 1.0 s at 0.5 ms and 0.44 s at 50 us
-# on SQLite (0.08 s alone); 4.5 s, 0.64 s and 0.34 s on PostgreSQL (0.15 s alone); ingest
-# runs as fast (benchmarks/read_contention.py, benchmarks/ingest.py).
+# fetched row) waits up to this long for the GIL; Python's default is 5 ms. Why 50 us and
+# what it buys: docs/architecture.md, "Concurrency" (benchmarks/read_contention.py).
 SWITCH_INTERVAL = 0.00005
 
 

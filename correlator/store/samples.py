@@ -8,10 +8,8 @@ a small, cached part of the index; a range read seeks each hour of the window.
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain
 
 import numpy as np
@@ -20,6 +18,7 @@ from sqlalchemy import Connection
 
 from correlator.store import chunks
 from correlator.store.bounds import TooManyPoints, check_deadline
+from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement
 from correlator.store.engine import driver_connection
 from correlator.store.partitions import prepare_for_rows
 from correlator.store.rollup_state import HOUR_MS, MINUTE_MS, Part, late_cut, mark_late, read_parts
@@ -208,29 +207,19 @@ def _sqlite_params(cols: SampleColumns) -> list:
     return flat
 
 
-def _statement_rows(raw) -> int:
-    variables = raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-    return max(1, min(_SQLITE_ROWS, variables // 4))
-
-
-@lru_cache(maxsize=64)
-def _sqlite_insert(n: int) -> str:
-    return _SQLITE_INSERT.format(",".join(["(?,?,?,?)"] * n))
-
-
 def _insert_sqlite(raw, cols: SampleColumns) -> int:
     """Insert rows in order, many per statement; return how many were new.
 
-    Full statements take ``_statement_rows`` rows; the rest goes in power-of-two pieces, so a
-    few statement texts serve every batch size.
+    Full statements take ``_SQLITE_ROWS`` rows (fewer where the build binds fewer); the rest
+    goes in power-of-two pieces, so a few statement texts serve every batch size.
     """
     flat = _sqlite_params(cols)
-    step, n, at, inserted = _statement_rows(raw), len(cols), 0, 0
+    step, n, at, inserted = sqlite_rows_per_statement(raw, 4, _SQLITE_ROWS), len(cols), 0, 0
     cur = raw.cursor()
     try:
         while at < n:
             size = step if n - at >= step else 1 << ((n - at).bit_length() - 1)
-            cur.execute(_sqlite_insert(size), flat[4 * at : 4 * (at + size)])
+            cur.execute(_SQLITE_INSERT.format(qmark_rows(size, 4)), flat[4 * at : 4 * (at + size)])
             inserted += cur.rowcount
             at += size
     finally:

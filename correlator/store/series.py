@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -12,7 +11,7 @@ from sqlalchemy import Connection, select
 from collector.schema import series_key
 from correlator.selector import Selector
 from correlator.store.bounds import check_deadline
-from correlator.store.dialect import upsert_insert
+from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement, upsert_insert
 from correlator.store.engine import driver_connection
 from correlator.store.tables import Histogram, Series
 
@@ -105,13 +104,13 @@ def _insert_series(conn: Connection, rows: list, keys: list[str]) -> dict[str, i
             cur.execute(_PG_SERIES, [list(col) for col in zip(*rows, strict=True)])
             cur.execute("SELECT key, id FROM series WHERE key = ANY(%b)", (keys,))
             return dict(cur.fetchall())
-    per = max(1, min(CHUNK, raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
+    per = sqlite_rows_per_statement(raw, 5, CHUNK)
     cur = raw.cursor()
     try:
         for i in range(0, len(rows), per):
             part = rows[i : i + per]
-            values = ",".join(["(?,?,?,?,?)"] * len(part))
-            cur.execute(_SQLITE_SERIES.format(values), [v for row in part for v in row])
+            sql = _SQLITE_SERIES.format(qmark_rows(len(part), 5))
+            cur.execute(sql, [v for row in part for v in row])
     finally:
         cur.close()
     return _ids_by_key(conn, Series, keys)

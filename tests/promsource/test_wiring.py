@@ -114,7 +114,8 @@ def test_worker_processes_rebuild_the_source_from_settings(tmp_path, monkeypatch
     try:
         assert app.state.metric_source.url == "http://prom.test:9090"
         assert app.state.metric_source.step == 5
-        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL) != before
+        assert before != pytest.approx(SWITCH_INTERVAL)  # pytest runs at Python's 5 ms
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
     finally:
         sys.setswitchinterval(before)
         gc.unfreeze()
