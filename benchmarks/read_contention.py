@@ -22,7 +22,6 @@ machine this last figure moves by a fifth from run to run).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import threading
@@ -35,7 +34,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ingest import drop_pg, make_bodies  # noqa: E402  (benchmarks/ingest.py)
-from storage import DAY, fill, scratch_store  # noqa: E402  (benchmarks/storage.py)
+from storage import DAY, fill, scratch_store, store_arguments  # noqa: E402  (benchmarks/storage.py)
 
 BOARD_STEP = 180.0
 
@@ -136,14 +135,7 @@ def run(engine_name: str, args, bodies: list[bytes]) -> None:
 
 def main() -> None:
     """Parse arguments and measure each engine."""
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--engines", default="sqlite,postgresql")
-    ap.add_argument("--series", type=int, default=200)
-    ap.add_argument("--days", type=int, default=2)
-    ap.add_argument("--step", type=float, default=15.0, help="seconds between samples")
-    ap.add_argument("--read-series", type=int, default=130)
+    ap = store_arguments(__doc__, series=200, days=2, step=15.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument(
         "--intervals",

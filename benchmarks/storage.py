@@ -215,17 +215,23 @@ def run(engine_name: str, args) -> None:
         )
 
 
-def main() -> None:
-    """Parse arguments and measure each engine."""
+def store_arguments(doc: str, *, series: int, days: int, step: float) -> argparse.ArgumentParser:
+    """Return a parser with the engines, the stored data's shape and the series read."""
     ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--engines", default="sqlite,postgresql")
-    ap.add_argument("--series", type=int, default=1000)
-    ap.add_argument("--days", type=int, default=30)
-    ap.add_argument("--step", type=float, default=300.0, help="seconds between samples")
-    ap.add_argument("--values", choices=("mixed", "smooth"), default="mixed")
+    ap.add_argument("--series", type=int, default=series)
+    ap.add_argument("--days", type=int, default=days)
+    ap.add_argument("--step", type=float, default=step, help="seconds between samples")
     ap.add_argument("--read-series", type=int, default=130)
+    return ap
+
+
+def main() -> None:
+    """Parse arguments and measure each engine."""
+    ap = store_arguments(__doc__, series=1000, days=30, step=300.0)
+    ap.add_argument("--values", choices=("mixed", "smooth"), default="mixed")
     ap.add_argument("--fleet-rate", type=int, default=20_000, help="samples/s of a fleet")
     ap.add_argument(
         "--hourly",
