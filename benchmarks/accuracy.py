@@ -7,6 +7,9 @@ median error of the found breach start and the time per case, for ``analyze`` an
 published reference rankers of the RCAEval package (``pip install -e '.[bench]'``): BARO
 and n-sigma by default, run on the same signals with the breach start as detection time
 and the bundle's baseline as normal data. truth.json is read here only.
+
+``--shuffles K`` runs causeline again with each bundle's series in K shuffled orders: the
+figures must not move, since the order of a bundle's series means nothing.
 """
 
 from __future__ import annotations
@@ -234,6 +237,29 @@ def leave_one_set_out(folders: list[Path]) -> list[str]:
     return lines
 
 
+def order_spread(folder: Path, shuffles: int) -> list[str]:
+    """Return report lines: causeline's figures with each case's series in shuffled orders.
+
+    A bundle's series order carries no meaning, so every figure should be the same.
+    """
+    cases = [c for c in sorted(folder.iterdir()) if (c / "truth.json").is_file()]
+    ranks: dict[str, list] = {c.name: [] for c in cases}
+    for seed in range(shuffles):
+        for case in cases:
+            bundle = read_bundle(case)
+            np.random.default_rng(seed).shuffle(bundle.series)
+            truth = json.loads((case / "truth.json").read_text())
+            ranks[case.name].append(first_hit(analyze(bundle)["suspects"][:5], truth))
+    per_seed = [_ac([r[k] for r in ranks.values()]) for k in range(shuffles)]
+    ac1, ac3 = [a for a, _ in per_seed], [b for _, b in per_seed]
+    moved = [f"{name} {r}" for name, r in ranks.items() if len(set(r)) > 1]
+    return [
+        f"  series shuffled {shuffles} times: AC@1 {min(ac1):.2f}-{max(ac1):.2f}"
+        f"  AC@3 {min(ac3):.2f}-{max(ac3):.2f}; cases whose rank moved: {len(moved)}",
+        *(f"    {m}" for m in moved),
+    ]
+
+
 def summary(rows: list[dict]) -> dict:
     """Return AC@1, AC@3, Avg@5, owner accuracy, median breach error and time per case."""
     n = len(rows)
@@ -280,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also pick the method's choices (CHOICES) leaving each folder out, and score it",
     )
+    parser.add_argument(
+        "--shuffles",
+        type=int,
+        default=0,
+        help="also run causeline with each bundle's series in this many shuffled orders",
+    )
     args = parser.parse_args(argv)
     reference = tuple(m for m in args.reference.split(",") if m)
     groups = [g for g in args.groups.split(",") if g]
@@ -296,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
             for i, r in enumerate(rows["causeline"]):
                 ranks = " ".join(f"{n}={rows[n][i]['hit']}" for n in rows)
                 print(f"    {r['case']:40s} {ranks}")
+        if args.shuffles:
+            print("\n".join(order_spread(folder, args.shuffles)))
     if args.loso:
         print("== leave one set out")
         for line in leave_one_set_out(args.folders):

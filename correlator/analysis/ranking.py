@@ -151,11 +151,32 @@ def combine(a: Anomalies, *, sev, time_w, topo_w, extra_w, persistence: float) -
     return sev * time_w * held * topo_w * extra_w
 
 
-def spread_nodes(score: np.ndarray, primary: list[str | None], *, repeat: float) -> np.ndarray:
+def tie_order(keys: list[tuple], *larger_first: np.ndarray) -> np.ndarray:
+    """Return each row's place among equal scores: by these figures, larger first, then by key.
+
+    The key (a row's identity) makes the order independent of the order rows came in.
+    """
+    n = len(keys)
+    by_key = np.empty(n, dtype=np.int64)
+    by_key[sorted(range(n), key=keys.__getitem__)] = np.arange(n)
+    order = np.lexsort((by_key, *(-np.asarray(f, dtype=float) for f in reversed(larger_first))))
+    place = np.empty(n, dtype=np.int64)
+    place[order] = np.arange(n)
+    return place
+
+
+def best_first(score: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """Return row indices by score, best first, equal scores in ``tie`` order."""
+    return np.lexsort((tie, -score))
+
+
+def spread_nodes(
+    score: np.ndarray, primary: list[str | None], *, tie: np.ndarray, repeat: float
+) -> np.ndarray:
     """Weight the n-th best signal of a node by ``repeat ** n`` so nodes alternate at the top."""
     out = score.copy()
     seen: dict[str, int] = {}
-    for i in np.argsort(-score, kind="stable")[:1000]:
+    for i in best_first(score, tie)[:1000]:
         node = primary[i]
         if node is None or score[i] <= 0:
             continue

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from correlator.analysis import drift, evidence, grouping, histogram
+from correlator.analysis import drift, evidence, grouping, histogram, ranking
 from correlator.analysis.breach import Breach
 from correlator.analysis.changes import ChangeScore
 from correlator.analysis.config import Config
@@ -30,6 +30,7 @@ class Scored:
     onset_t: np.ndarray  # unix seconds of each row's onset
     lead: np.ndarray  # seconds from each row's onset to the breach start
     score: np.ndarray
+    tie: np.ndarray  # each row's place among equal scores (``ranking.tie_order``)
     who: np.ndarray  # row that explains each row, or -1
     changes: list[ChangeScore]
     quiet: np.ndarray  # seconds the SLA stayed normal after each row had grown, past the grace
@@ -176,12 +177,13 @@ def _change_suspect(s: Scored, c: ChangeScore) -> dict:
 def _suspects(r: AnalysisResult, s: Scored) -> list[dict]:
     """Return the series (sibling copies folded) and changes as suspects, best first."""
     # More rows than listed: copies on sibling series fold into one suspect.
-    order = np.argsort(-s.score, kind="stable")[: r.config.top * 3]
+    order = ranking.best_first(s.score, s.tie)[: r.config.top * 3]
     found = [_series_suspect(r, s, int(i)) for i in order if s.score[i] > 0]
     totals = grouping.sibling_counts(s.signals.names, s.signals.labels)
     items = grouping.group_series(found, totals)
-    items += [_change_suspect(s, c) for c in s.changes if c.score > r.config.change_least]
-    items.sort(key=lambda x: -x["score"])
+    listed = [c for c in s.changes if c.score > r.config.change_least]
+    items += [_change_suspect(s, c) for c in sorted(listed, key=lambda c: str(c.change["id"]))]
+    items.sort(key=lambda x: -x["score"])  # stable: equal scores keep the order above
     return items
 
 

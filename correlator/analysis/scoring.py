@@ -84,7 +84,9 @@ def explain(
 ) -> Scored:
     """Lower what an earlier or deeper anomaly or a change explains; favour shared causes."""
     step, graph, place = tl.grid.step, tl.graph, r.place
-    cand = np.argsort(-r.base)[: cfg.explain_candidates]
+    propagates = node_rules.propagates(m.signals.names)
+    tie = _tie(m, d, r, propagates)
+    cand = ranking.best_first(r.base, tie)[: cfg.explain_candidates]
     cand = cand[r.base[cand] > 0]
     weight, who = ranking.explained_by(
         cand,
@@ -95,7 +97,7 @@ def explain(
         step=step,
         margin_s=cfg.explains_margin_s,
         ratio=cfg.explains_ratio,
-        propagates=node_rules.propagates(m.signals.names),
+        propagates=propagates,
     )
     score = r.base * (1 - cfg.explained * weight)
     changes = score_changes(
@@ -115,10 +117,21 @@ def explain(
         for i in c.rows:
             score[i] *= 1 - cfg.explained * c.score
     score *= _caller_support(r, graph, cfg)
-    score = ranking.spread_nodes(score, place.primary, repeat=cfg.same_node)
+    score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
     return Scored(
-        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, who, changes, r.quiet
+        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, tie, who, changes, r.quiet
     )
+
+
+def _tie(m: Measured, d: Detection, r: Ranking, propagates: np.ndarray) -> np.ndarray:
+    """Return each row's place among equal scores (severity saturates, so ties are common).
+
+    Deeper in the calls first (faults travel up to callers), then a signal that stays on
+    its node before latency or errors (which travel), then the larger deviation.
+    """
+    sig = m.signals
+    keys = [(sig.kinds[i], *sig.key(i)) for i in range(len(sig.names))]
+    return ranking.tie_order(keys, r.place.distance, ~propagates, d.anomalies.strength)
 
 
 def _upstream(r: Ranking, graph: Topology) -> list[set[str]]:

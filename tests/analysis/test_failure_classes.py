@@ -136,3 +136,69 @@ def test_without_call_edges_a_cause_off_the_sla_node_is_not_pushed_out_of_scope(
     # With a call graph that leaves pay out of front's upstream, the front row comes first.
     linked = {"nodes": nodes, "edges": [{"from": "service:front", "to": "service:cart"}]}
     assert _top(replace(bundle, topology=linked)) == [("network_receive_bytes_per_second", "front")]
+
+
+def _suspects(bundle: Bundle) -> list[tuple]:
+    return [
+        (s.get("metric"), (s.get("labels") or {}).get("service"), s["score"], s["evidence"])
+        for s in analyze(bundle)["suspects"]
+    ]
+
+
+def _shuffled(bundle: Bundle, seed: int) -> Bundle:
+    series = list(bundle.series)
+    np.random.default_rng(seed).shuffle(series)
+    return replace(bundle, series=series)
+
+
+def test_equal_scores_are_ordered_by_what_the_rows_are_not_by_their_input_order():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Both far past full severity, from the same minute: equal scores.
+        rows[("latency_p99_seconds", "ship")][breach - 12 :] += 0.5
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 3.0
+
+    bundle = _case(n, breach, edit)
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    bundle = replace(bundle, topology={"nodes": nodes, "edges": []})
+    first = _suspects(bundle)
+    assert first[0][2] == first[1][2]  # the tie this test is about
+    # Latency travels up to callers; a saturated CPU stays where the fault is.
+    assert [s[:2] for s in first[:2]] == [
+        ("cpu_usage_cores", "pay"),
+        ("latency_p99_seconds", "ship"),
+    ]
+    for seed in range(4):
+        assert _suspects(_shuffled(bundle, seed)) == first
+
+
+def test_among_equal_scores_the_node_deeper_in_the_calls_comes_first():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        rows[("cpu_usage_cores", "cart")][breach - 12 :] += 3.0
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 3.0
+
+    bundle = _case(n, breach, edit)
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    calls = [("front", "cart"), ("cart", "pay")]
+    edges = [{"from": f"service:{a}", "to": f"service:{b}", "kind": "calls"} for a, b in calls]
+    bundle = replace(bundle, topology={"nodes": nodes, "edges": edges})
+    for seed in range(4):
+        found = _suspects(_shuffled(bundle, seed))
+        assert found[0][2] == found[1][2]
+        assert [s[:2] for s in found[:2]] == [
+            ("cpu_usage_cores", "pay"),
+            ("cpu_usage_cores", "cart"),
+        ]
+
+
+def test_equally_scored_changes_come_in_the_same_order_whatever_order_they_came_in(bundle):
+    twin = dict(bundle.changes[0], id="a0", summary="the same change, logged twice")
+    changes = [*bundle.changes, twin]
+    out = analyze(replace(bundle, changes=changes))["suspects"]
+    again = analyze(replace(bundle, changes=changes[::-1]))["suspects"]
+    listed = [s for s in out if s["kind"] == "change"]
+    assert len(listed) == 2 and listed[0]["score"] == listed[1]["score"]
+    assert [s.get("id") for s in out] == [s.get("id") for s in again]
