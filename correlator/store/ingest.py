@@ -29,25 +29,28 @@ class IngestResult:
 
 
 class SeriesCache:
-    """Series key -> id, filled only after the transaction that created them committed."""
+    """Series identity (``series_ident``) -> id, filled only after the creating commit.
+
+    An entry holds its label strings: about 430 bytes for a series with two labels.
+    """
 
     def __init__(self, max_size: int = 1_000_000):
-        self._ids: dict[str, int] = {}
+        self._ids: dict[tuple, int] = {}
         self._lock = threading.Lock()
         self._max_size = max_size
 
-    def lookup(self, keys: list[str]) -> tuple[dict[str, int], list[str]]:
-        """Return (known key -> id, unknown keys)."""
+    def lookup(self, idents: list[tuple]) -> tuple[dict[tuple, int], list[tuple]]:
+        """Return (known identity -> id, unknown identities)."""
         known, missing = {}, []
-        for key in keys:
-            sid = self._ids.get(key)
+        for ident in idents:
+            sid = self._ids.get(ident)
             if sid is None:
-                missing.append(key)
+                missing.append(ident)
             else:
-                known[key] = sid
+                known[ident] = sid
         return known, missing
 
-    def remember(self, ids: dict[str, int]) -> None:
+    def remember(self, ids: dict[tuple, int]) -> None:
         """Add committed ids; start over when the cache grows past its bound."""
         with self._lock:
             if len(self._ids) + len(ids) > self._max_size:
@@ -86,17 +89,19 @@ def store_batch(
     (``correlator.store.deltas``) in the same transaction.
     """
     cache = cache or SeriesCache()
-    keys = [s.key for s in batch.series]
-    delta_keys = [s.key for s in deltas]
+    keys = [s.ident for s in batch.series]
+    delta_keys = [s.ident for s in deltas]
     keyed = dict(zip(keys, batch.series, strict=True))
     keyed.update(zip(delta_keys, deltas, strict=True))
     known, missing = cache.lookup(list(keyed))
-    new_ids: dict[str, int] = {}
+    new_ids: dict[tuple, int] = {}
     with _batch_transaction(engine) as conn:
         if missing:
-            new_ids = ensure_series(
-                conn=conn, items={k: (keyed[k].name, keyed[k].labels) for k in missing}
+            stored = {keyed[i].key: i for i in missing}  # the store knows series by series_key
+            created = ensure_series(
+                conn=conn, items={k: (keyed[i].name, keyed[i].labels) for k, i in stored.items()}
             )
+            new_ids = {stored[k]: sid for k, sid in created.items()}
         ids = known | new_ids
         cols = sample_columns(
             [ids[k] for k in keys],

@@ -137,6 +137,26 @@ def test_store_batch_retry_reports_inserted(engine):
     assert count_rows(engine) == 1200
 
 
+def test_labels_in_another_order_are_the_same_series_cached_or_not(engine):
+    cache = SeriesCache()
+
+    def send(labels: dict[str, str], at: float, cache: SeriesCache) -> int:
+        batch = Batch(series=[SeriesBatch("m", labels, [at], [at - T0])])
+        return store_batch(engine=engine, batch=batch, cache=cache).inserted
+
+    assert send({"a": "1", "b": "2"}, T0, cache) == 1
+    assert send({"b": "2", "a": "1"}, T0, cache) == 0  # the same sample, labels reordered
+    assert send({"b": "2", "a": "1"}, T0 + 1, cache) == 1
+    assert send({"a": "1", "b": "2"}, T0 + 2, SeriesCache()) == 1
+    # Label text that would read the same run together never makes two series one.
+    assert send({"a": "1b2"}, T0, cache) == 1
+    assert send({"a": "1", "b": "2", "c": ""}, T0, cache) == 1
+    with engine.connect() as conn:
+        ids = conn.execute(text("SELECT id FROM series WHERE name = 'm' ORDER BY id")).scalars()
+        counts = [len(_stored(engine, sid)) for sid in ids.all()]
+    assert counts == [3, 1, 1]
+
+
 def test_concurrent_batches_on_one_engine(engine):
     cache = SeriesCache()
     done: list[int] = []
