@@ -9,6 +9,10 @@ their ratio and the server's RSS over the run.
     python benchmarks/ingest.py --samples 5000000
     python benchmarks/ingest.py --engines sqlite --samples 1000000
 
+Each batch holds ``--points`` (20) consecutive points of each of its series. The agent
+sends one point a series every 10 s, as remote write and OTLP exporters mostly do:
+``--points 1`` measures that shape, where the per-series work sets the rate.
+
 ``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
 ``causeline serve`` processes (clients split across them) against raw COPY into an
 unindexed table in the same run, then the latency of ``read_range`` for 1,000 series

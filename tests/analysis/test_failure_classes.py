@@ -151,17 +151,25 @@ def _shuffled(bundle: Bundle, seed: int) -> Bundle:
     return replace(bundle, series=series)
 
 
-def test_equal_scores_are_ordered_by_what_the_rows_are_not_by_their_input_order():
+def _tied(moves: list[tuple[str, str, float]], calls: list[tuple[str, str]]) -> Bundle:
+    """Return a case where each (metric, service, step) moves far past full severity.
+
+    Every move begins a minute before the breach, so the moved rows score the same.
+    """
     n, breach = 720, 600
 
     def edit(rows, rng):
-        # Both far past full severity, from the same minute: equal scores.
-        rows[("latency_p99_seconds", "ship")][breach - 12 :] += 0.5
-        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 3.0
+        for name, svc, step in moves:
+            rows[(name, svc)][breach - 12 :] += step
 
-    bundle = _case(n, breach, edit)
     nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
-    bundle = replace(bundle, topology={"nodes": nodes, "edges": []})
+    edges = [{"from": f"service:{a}", "to": f"service:{b}", "kind": "calls"} for a, b in calls]
+    return replace(_case(n, breach, edit), topology={"nodes": nodes, "edges": edges})
+
+
+def test_equal_scores_are_ordered_by_what_the_rows_are_not_by_their_input_order():
+    moves = [("latency_p99_seconds", "ship", 0.5), ("cpu_usage_cores", "pay", 3.0)]
+    bundle = _tied(moves, calls=[])
     first = _suspects(bundle)
     assert first[0][2] == first[1][2]  # the tie this test is about
     # Latency travels up to callers; a saturated CPU stays where the fault is.
@@ -174,17 +182,8 @@ def test_equal_scores_are_ordered_by_what_the_rows_are_not_by_their_input_order(
 
 
 def test_among_equal_scores_the_node_deeper_in_the_calls_comes_first():
-    n, breach = 720, 600
-
-    def edit(rows, rng):
-        rows[("cpu_usage_cores", "cart")][breach - 12 :] += 3.0
-        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 3.0
-
-    bundle = _case(n, breach, edit)
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
-    calls = [("front", "cart"), ("cart", "pay")]
-    edges = [{"from": f"service:{a}", "to": f"service:{b}", "kind": "calls"} for a, b in calls]
-    bundle = replace(bundle, topology={"nodes": nodes, "edges": edges})
+    moves = [("cpu_usage_cores", "cart", 3.0), ("cpu_usage_cores", "pay", 3.0)]
+    bundle = _tied(moves, calls=[("front", "cart"), ("cart", "pay")])
     for seed in range(4):
         found = _suspects(_shuffled(bundle, seed))
         assert found[0][2] == found[1][2]
