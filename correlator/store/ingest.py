@@ -89,10 +89,10 @@ def store_batch(
     (``correlator.store.deltas``) in the same transaction.
     """
     cache = cache or SeriesCache()
-    keys = [s.ident for s in batch.series]
-    delta_keys = [s.ident for s in deltas]
-    keyed = dict(zip(keys, batch.series, strict=True))
-    keyed.update(zip(delta_keys, deltas, strict=True))
+    idents = [s.ident for s in batch.series]
+    delta_idents = [s.ident for s in deltas]
+    keyed = dict(zip(idents, batch.series, strict=True))
+    keyed.update(zip(delta_idents, deltas, strict=True))
     known, missing = cache.lookup(list(keyed))
     new_ids: dict[tuple, int] = {}
     with _batch_transaction(engine) as conn:
@@ -104,13 +104,13 @@ def store_batch(
             new_ids = {stored[k]: sid for k, sid in created.items()}
         ids = known | new_ids
         cols = sample_columns(
-            [ids[k] for k in keys],
+            [ids[i] for i in idents],
             [s.timestamps for s in batch.series],
             [s.values for s in batch.series],
         )
         samples = len(cols)
         if deltas:
-            totals = cumulate(conn=conn, ids=[ids[k] for k in delta_keys], series=deltas)
+            totals = cumulate(conn=conn, ids=[ids[i] for i in delta_idents], series=deltas)
             cols = concat_columns(cols, columns_of(totals))  # in the key order, as before
             samples += sum(len(s.timestamps) for s in deltas)
         inserted = insert_columns(conn=conn, cols=cols)
