@@ -201,6 +201,14 @@ def _in_time_range(stamps: list) -> bool:
 
 
 def _timestamps(obj: object, path: str) -> list[float]:
+    # Agents send one point a series: that case first, without the list-wide passes.
+    if (
+        type(obj) is list
+        and len(obj) == 1
+        and type(obj[0]) is float
+        and 0 <= obj[0] < MAX_TIMESTAMP
+    ):
+        return obj
     if type(obj) is list and _all_finite_numbers(obj) and _in_time_range(obj):
         return obj
     if not isinstance(obj, list):
@@ -214,6 +222,9 @@ def _timestamps(obj: object, path: str) -> list[float]:
 
 
 def _values(obj: object, path: str, allow_non_finite: bool) -> list[float]:
+    # One point a series, as agents send, first.
+    if type(obj) is list and len(obj) == 1 and type(obj[0]) is float and math.isfinite(obj[0]):
+        return obj
     if type(obj) is list and _all_finite_numbers(obj):
         return obj
     if not isinstance(obj, list):
