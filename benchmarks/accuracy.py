@@ -15,6 +15,7 @@ figures must not move, since the order of a bundle's series means nothing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import statistics
@@ -185,7 +186,6 @@ def _ac(hits: list[int | None]) -> tuple[float, float]:
 
 def leave_one_set_out(folders: list[Path]) -> list[str]:
     """Return report lines: per set, in-sample figures beside those chosen without the set."""
-    import dataclasses
     import itertools
 
     from correlator.analysis.config import Config
@@ -243,13 +243,16 @@ def order_spread(folder: Path, shuffles: int) -> list[str]:
     A bundle's series order carries no meaning, so every figure should be the same.
     """
     cases = [c for c in sorted(folder.iterdir()) if (c / "truth.json").is_file()]
-    ranks: dict[str, list] = {c.name: [] for c in cases}
-    for seed in range(shuffles):
-        for case in cases:
-            bundle = read_bundle(case)
-            np.random.default_rng(seed).shuffle(bundle.series)
-            truth = json.loads((case / "truth.json").read_text())
-            ranks[case.name].append(first_hit(analyze(bundle)["suspects"][:5], truth))
+    ranks: dict[str, list] = {}
+    for case in cases:
+        bundle = read_bundle(case)
+        truth = json.loads((case / "truth.json").read_text())
+        ranks[case.name] = []
+        for seed in range(shuffles):
+            series = list(bundle.series)
+            np.random.default_rng(seed).shuffle(series)
+            found = analyze(dataclasses.replace(bundle, series=series))["suspects"]
+            ranks[case.name].append(first_hit(found[:5], truth))
     per_seed = [_ac([r[k] for r in ranks.values()]) for k in range(shuffles)]
     ac1, ac3 = [a for a, _ in per_seed], [b for _, b in per_seed]
     moved = [f"{name} {r}" for name, r in ranks.items() if len(set(r)) > 1]

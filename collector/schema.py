@@ -200,15 +200,17 @@ def _in_time_range(stamps: list) -> bool:
     return not ordered or (ordered[0] >= 0 and ordered[-1] < MAX_TIMESTAMP)
 
 
+def _lone_float(obj: object) -> float | None:
+    """Return the float of a one-float list (an agent's one point a series), else None."""
+    if type(obj) is list and len(obj) == 1 and type(obj[0]) is float:
+        return obj[0]
+    return None
+
+
 def _timestamps(obj: object, path: str) -> list[float]:
-    # Agents send one point a series: that case first, without the list-wide passes.
-    if (
-        type(obj) is list
-        and len(obj) == 1
-        and type(obj[0]) is float
-        and 0 <= obj[0] < MAX_TIMESTAMP
-    ):
-        return obj
+    lone = _lone_float(obj)
+    if lone is not None and 0 <= lone < MAX_TIMESTAMP:
+        return cast("list[float]", obj)
     if type(obj) is list and _all_finite_numbers(obj) and _in_time_range(obj):
         return obj
     if not isinstance(obj, list):
@@ -222,9 +224,9 @@ def _timestamps(obj: object, path: str) -> list[float]:
 
 
 def _values(obj: object, path: str, allow_non_finite: bool) -> list[float]:
-    # One point a series, as agents send, first.
-    if type(obj) is list and len(obj) == 1 and type(obj[0]) is float and math.isfinite(obj[0]):
-        return obj
+    lone = _lone_float(obj)
+    if lone is not None and math.isfinite(lone):
+        return cast("list[float]", obj)
     if type(obj) is list and _all_finite_numbers(obj):
         return obj
     if not isinstance(obj, list):

@@ -51,9 +51,16 @@ def _case(n: int, breach: int, edit, *, seed: int = 0, baseline: bool = False) -
     return Bundle(series=series, changes=[], topology={}, sla=sla, baseline=base)
 
 
+def _suspects(bundle: Bundle, config: Config | None = None) -> list[tuple]:
+    """Return each suspect's metric, service, score and evidence, best first."""
+    return [
+        (s.get("metric"), (s.get("labels") or {}).get("service"), s["score"], s["evidence"])
+        for s in analyze(bundle, config=config)["suspects"]
+    ]
+
+
 def _top(bundle: Bundle, k: int = 1, config: Config | None = None) -> list[tuple[str, str]]:
-    out = analyze(bundle, config=config)
-    return [(s.get("metric"), (s.get("labels") or {}).get("service")) for s in out["suspects"][:k]]
+    return [s[:2] for s in _suspects(bundle, config)[:k]]
 
 
 def test_a_negligible_move_on_a_series_flat_at_zero_does_not_outrank_a_saturation():
@@ -136,13 +143,6 @@ def test_without_call_edges_a_cause_off_the_sla_node_is_not_pushed_out_of_scope(
     # With a call graph that leaves pay out of front's upstream, the front row comes first.
     linked = {"nodes": nodes, "edges": [{"from": "service:front", "to": "service:cart"}]}
     assert _top(replace(bundle, topology=linked)) == [("network_receive_bytes_per_second", "front")]
-
-
-def _suspects(bundle: Bundle) -> list[tuple]:
-    return [
-        (s.get("metric"), (s.get("labels") or {}).get("service"), s["score"], s["evidence"])
-        for s in analyze(bundle)["suspects"]
-    ]
 
 
 def _shuffled(bundle: Bundle, seed: int) -> Bundle:
