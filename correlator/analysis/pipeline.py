@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from correlator.analysis import baseline, drift, onset, ramps, signals, units
+from correlator.analysis import baseline, drift, onset, ramps, ranking, signals, units
 from correlator.analysis import breach as breach_mod
 from correlator.analysis.config import Config
 from correlator.analysis.result import AnalysisResult
@@ -148,7 +148,7 @@ def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
     anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z, grown_share=cfg.grown_share)
     # A slow ramp that began inside the reference hides there: measure it from before it.
     ramping = ~m.on_baseline & ~m.is_drift & (anomalies.strength >= cfg.off_z)
-    moved, starts = _ramp_starts(matrix, anomalies, ramping, b=b, ref_end=win.ref_end, cfg=cfg)
+    moved, starts = _ramp_starts(m.signals, anomalies, ramping, b=b, ref_end=win.ref_end, cfg=cfg)
     lo_rows = np.full(len(m.signals.names), lo)
     if moved.size:
         ramps.reference_before(m.ref, matrix, moved, starts, cfg)
@@ -185,15 +185,22 @@ def _sla_onset(
     return float(min(tl.grid.times[found.onset[0]], win.start))
 
 
-def _ramp_starts(matrix, anomalies, rows_ok, *, b: int, ref_end: int, cfg: Config):
-    """Return rows whose reference holds the start of a ramp lasting to the breach, and starts."""
+def _ramp_starts(sig: signals.Signals, anomalies, rows_ok, *, b: int, ref_end: int, cfg: Config):
+    """Return rows whose reference holds the start of a ramp lasting to the breach, and starts.
+
+    Only the ``ramp_rows`` strongest rows are tried; equal strengths (saturated rows) are
+    taken by identity, so which rows are tried does not depend on the order they came in.
+    """
     rows = np.flatnonzero(rows_ok)
-    rows = rows[np.argsort(-anomalies.strength[rows], kind="stable")][: cfg.ramp_rows]
+    if rows.size > cfg.ramp_rows:
+        keys = [(sig.kinds[i], *sig.key(i)) for i in rows.tolist()]
+        place = ranking.tie_order(keys, anomalies.strength[rows])
+        rows = np.sort(rows[np.argsort(place)[: cfg.ramp_rows]])
     least = cfg.min_reference_points
     if rows.size == 0 or ref_end <= least:
         return rows[:0], rows[:0]
     starts, sign = ramps.hinge_starts(
-        matrix[rows], lo=least, hi=ref_end, end=b + 1, gain=cfg.ramp_gain
+        sig.matrix[rows], lo=least, hi=ref_end, end=b + 1, gain=cfg.ramp_gain
     )
     keep = (starts >= least) & (sign == anomalies.direction[rows])
     return rows[keep], starts[keep]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 
 from correlator.analysis import Config, analyze
+from correlator.analysis.pipeline import _ramp_starts
+from correlator.analysis.signals import Signals
 from correlator.bundle import Bundle
 from tests.analysis.conftest import make_series
 
@@ -179,6 +182,30 @@ def test_equal_scores_are_ordered_by_what_the_rows_are_not_by_their_input_order(
     ]
     for seed in range(4):
         assert _suspects(_shuffled(bundle, seed)) == first
+
+
+def test_which_rows_are_tried_for_a_ramp_does_not_depend_on_their_input_order():
+    # Six replicas leaking alike: equal strengths, and room to try only two of them.
+    n, ref_end = 400, 300
+    ramp = np.clip((np.arange(n) - 150.0) / 250, 0, None)
+    names = [f"memory_usage_bytes_{i}" for i in range(6)]
+    cfg = Config(ramp_rows=2)
+    found = []
+    for seed in range(4):
+        order = np.random.default_rng(seed).permutation(6)
+        sig = Signals(
+            names=[names[i] for i in order],
+            labels=[{"service": "pay"}] * 6,
+            kinds=["value"] * 6,
+            matrix=np.tile(ramp, (6, 1)),
+        )
+        anomalies = SimpleNamespace(strength=np.full(6, 40.0), direction=np.ones(6))
+        rows, starts = _ramp_starts(
+            sig, anomalies, np.ones(6, bool), b=n - 1, ref_end=ref_end, cfg=cfg
+        )
+        assert len(rows) == 2 and (starts > 0).all()
+        found.append(sorted(sig.names[i] for i in rows))
+    assert found == [names[:2]] * 4
 
 
 def test_among_equal_scores_the_node_deeper_in_the_calls_comes_first():
