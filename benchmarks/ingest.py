@@ -13,6 +13,11 @@ Each batch holds ``--points`` (20) consecutive points of each of its series. The
 sends one point a series every 10 s, as remote write and OTLP exporters mostly do:
 ``--points 1`` measures that shape, where the per-series work sets the rate.
 
+``--ceiling`` also serves each engine through ``serve_unstored.py``, which counts sample
+rows without writing them: the rate of the request path alone (body, validation, series,
+transaction), the most any layout of the samples could reach. The first batches create
+every series, so runs of fewer than a few million samples mostly measure that.
+
 ``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
 ``causeline serve`` processes (clients split across them) against raw COPY into an
 unindexed table in the same run, then the latency of ``read_range`` for 1,000 series
@@ -45,6 +50,8 @@ import psycopg
 
 PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 T0 = 1_700_000_000.0
+SERVE = ("-m", "causeline.cli")
+UNSTORED = (str(Path(__file__).with_name("serve_unstored.py")),)
 
 
 def make_bodies(n_samples: int, per_batch: int, n_series: int, points: int) -> list[bytes]:
@@ -133,10 +140,13 @@ def cli(*args: str, env: dict) -> str:
     return out.stdout.strip()
 
 
-def end_to_end(bodies: list[bytes], url: str, clients: int, servers: int = 1) -> dict:
+def end_to_end(
+    bodies: list[bytes], url: str, clients: int, servers: int = 1, entry: tuple = SERVE
+) -> dict:
     """Serve on a fresh database, send every body, return the rate and RSS trace.
 
     With several servers, client i talks to server i % servers (a load balancer's split).
+    ``entry`` is the server's command after the interpreter (``UNSTORED``: no sample rows).
     """
     env = os.environ | {"CAUSELINE_DATABASE_URL": url}
     cli("db", "upgrade", env=env)
@@ -144,7 +154,7 @@ def end_to_end(bodies: list[bytes], url: str, clients: int, servers: int = 1) ->
     ports = [free_port() for _ in range(servers)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "causeline.cli", "serve", "--port", str(port), "--no-alerts"],
+            [sys.executable, *entry, "serve", "--port", str(port), "--no-alerts"],
             env=env,
             stdout=subprocess.DEVNULL,
         )
@@ -349,6 +359,11 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=20, help="points per series per batch")
     ap.add_argument("--clients", type=int, default=2, help="concurrent client connections")
     ap.add_argument("--engines", default="sqlite,postgresql")
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also serve with sample rows counted but not written (serve_unstored.py)",
+    )
     ap.add_argument("--scale", action="store_true", help="PostgreSQL at scale (see above)")
     ap.add_argument("--days", type=int, default=30, help="--scale: days stored")
     ap.add_argument("--step", type=float, default=300.0, help="--scale: seconds between samples")
@@ -366,21 +381,7 @@ def main() -> None:
         scale(args, bodies, rows)
         return
     for engine in args.engines.split(","):
-        with tempfile.TemporaryDirectory() as tmp:
-            if engine == "sqlite":
-                e2e = end_to_end(bodies, f"sqlite:///{tmp}/bench.db", args.clients)
-                raw = raw_sqlite(rows, Path(tmp))
-            else:
-                name, url = pg_database()
-                raw_name, raw_url = pg_database()
-                try:
-                    e2e = end_to_end(
-                        bodies, url.replace("postgresql://", "postgresql+psycopg://"), args.clients
-                    )
-                    raw = raw_postgres(rows, raw_url)
-                finally:
-                    drop_pg(name)
-                    drop_pg(raw_name)
+        e2e, raw, ceiling = run_engine(engine, bodies, rows, args.clients, args.ceiling)
         trace = " -> ".join(f"{r:.0f}" for r in e2e["rss_trace"])
         print(
             f"{engine:10s} end-to-end {e2e['rate']:>10,.0f} samples/s "
@@ -389,6 +390,34 @@ def main() -> None:
             f"(raw {1e6 / raw:.2f} us/row) | server RSS peak {e2e['rss_peak']:.0f} MiB "
             f"(over the run: {trace})"
         )
+        if ceiling:
+            print(
+                f"{engine:10s} ceiling    {ceiling['rate']:>10,.0f} samples/s with no sample "
+                f"rows written | ratio {ceiling['rate'] / raw:.2f} of raw | end-to-end is "
+                f"{e2e['rate'] / ceiling['rate']:.2f} of it | server CPU "
+                f"{ceiling['server_cpu_us']:.2f} us/sample"
+            )
+
+
+def run_engine(engine: str, bodies, rows, clients: int, ceiling: bool) -> tuple:
+    """Return (end to end, raw rows/s, ceiling or None) of one engine, each on a fresh store."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if engine == "sqlite":
+            e2e = end_to_end(bodies, f"sqlite:///{tmp}/bench.db", clients)
+            raw = raw_sqlite(rows, Path(tmp))
+            if not ceiling:
+                return e2e, raw, None
+            return e2e, raw, end_to_end(bodies, f"sqlite:///{tmp}/top.db", clients, entry=UNSTORED)
+    names = [pg_database() for _ in range(3 if ceiling else 2)]
+    urls = [url.replace("postgresql://", "postgresql+psycopg://") for _, url in names]
+    try:
+        e2e = end_to_end(bodies, urls[0], clients)
+        raw = raw_postgres(rows, names[1][1])
+        top = end_to_end(bodies, urls[2], clients, entry=UNSTORED) if ceiling else None
+        return e2e, raw, top
+    finally:
+        for name, _ in names:
+            drop_pg(name)
 
 
 if __name__ == "__main__":
