@@ -93,8 +93,11 @@ def rows_of(bodies: list[bytes]) -> list[tuple[int, int, float]]:
 
 
 def raw_sqlite(rows, folder: Path) -> float:
-    """Return rows/s of sqlite3 executemany into an unindexed table."""
+    """Return rows/s of sqlite3 executemany into an unindexed table, with the store's pages."""
+    from correlator.store.engine import SQLITE_PAGE_SIZE
+
     conn = sqlite3.connect(folder / "raw.db")
+    conn.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("CREATE TABLE raw (series_id INTEGER, ts INTEGER, value REAL)")

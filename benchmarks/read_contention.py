@@ -105,12 +105,12 @@ def prepare(engine, args) -> None:
 
 def run(engine_name: str, args, bodies: list[bytes]) -> None:
     """Measure one engine at every switch interval."""
-    from sqlalchemy import create_engine
+    from correlator.store.engine import make_engine
 
     ids = list(range(1, min(args.read_series, args.series) + 1))
     with tempfile.TemporaryDirectory() as folder:
         url, name = scratch_store(engine_name, folder)
-        engine = create_engine(url)
+        engine = make_engine(url)  # the store's own settings (SQLite pragmas)
         try:
             prepare(engine, args)
             print(f"\n{engine_name}: 24 h x {len(ids)} series, read alone and beside a parser")

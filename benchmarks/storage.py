@@ -148,16 +148,15 @@ def scratch_store(engine_name: str, folder: str) -> tuple[str, str | None]:
 
 def run(engine_name: str, args) -> None:
     """Measure one engine."""
-    from sqlalchemy import create_engine
-
     from correlator.store.compaction import GROUP_ROWS, compact
+    from correlator.store.engine import make_engine
     from correlator.store.migrate import upgrade
     from correlator.store.rollups import roll_up
 
     end = time.time() - 7200
     with tempfile.TemporaryDirectory() as folder:
         url, name = scratch_store(engine_name, folder)
-        engine = create_engine(url)
+        engine = make_engine(url)  # the store's own settings (SQLite pragmas)
         try:
             upgrade(engine)
             began = time.perf_counter()
