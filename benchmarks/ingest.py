@@ -16,7 +16,9 @@ sends one point a series every 10 s, as remote write and OTLP exporters mostly d
 ``--ceiling`` also serves each engine through ``serve_unstored.py``, which counts sample
 rows without writing them: the rate of the request path alone (body, validation, series,
 transaction), the most any layout of the samples could reach. The first batches create
-every series, so runs of fewer than a few million samples mostly measure that.
+every series, so runs of fewer than a few million samples mostly measure that. ``--runs``
+serves through ``serve_runs.py``, a prototype head of one row per series a batch (writes
+only, no overlap check): an upper bound for such a layout.
 
 ``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
 ``causeline serve`` processes (clients split across them) against raw COPY into an
@@ -52,6 +54,7 @@ PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1
 T0 = 1_700_000_000.0
 SERVE = ("-m", "causeline.cli")
 UNSTORED = (str(Path(__file__).with_name("serve_unstored.py")),)
+RUNS = (str(Path(__file__).with_name("serve_runs.py")),)
 
 
 def make_bodies(n_samples: int, per_batch: int, n_series: int, points: int) -> list[bytes]:
@@ -367,6 +370,11 @@ def main() -> None:
         action="store_true",
         help="also serve with sample rows counted but not written (serve_unstored.py)",
     )
+    ap.add_argument(
+        "--runs",
+        action="store_true",
+        help="also serve with a prototype head of one row per series a batch (serve_runs.py)",
+    )
     ap.add_argument("--scale", action="store_true", help="PostgreSQL at scale (see above)")
     ap.add_argument("--days", type=int, default=30, help="--scale: days stored")
     ap.add_argument("--step", type=float, default=300.0, help="--scale: seconds between samples")
@@ -383,8 +391,11 @@ def main() -> None:
     if args.scale:
         scale(args, bodies, rows)
         return
+    extras = {"ceiling": UNSTORED} if args.ceiling else {}
+    if args.runs:
+        extras["runs"] = RUNS
     for engine in args.engines.split(","):
-        e2e, raw, ceiling = run_engine(engine, bodies, rows, args.clients, args.ceiling)
+        e2e, raw, other = run_engine(engine, bodies, rows, args.clients, extras)
         trace = " -> ".join(f"{r:.0f}" for r in e2e["rss_trace"])
         print(
             f"{engine:10s} end-to-end {e2e['rate']:>10,.0f} samples/s "
@@ -393,31 +404,41 @@ def main() -> None:
             f"(raw {1e6 / raw:.2f} us/row) | server RSS peak {e2e['rss_peak']:.0f} MiB "
             f"(over the run: {trace})"
         )
-        if ceiling:
-            print(
-                f"{engine:10s} ceiling    {ceiling['rate']:>10,.0f} samples/s with no sample "
-                f"rows written | ratio {ceiling['rate'] / raw:.2f} of raw | end-to-end is "
-                f"{e2e['rate'] / ceiling['rate']:.2f} of it | server CPU "
-                f"{ceiling['server_cpu_us']:.2f} us/sample"
-            )
+        for label, what in (("ceiling", "no sample rows written"), ("runs", "a row a run")):
+            if label in other:
+                got = other[label]
+                print(
+                    f"{engine:10s} {label:10s} {got['rate']:>10,.0f} samples/s with {what} | "
+                    f"ratio {got['rate'] / raw:.2f} of raw | end-to-end is "
+                    f"{e2e['rate'] / got['rate']:.2f} of it | server CPU "
+                    f"{got['server_cpu_us']:.2f} us/sample"
+                )
 
 
-def run_engine(engine: str, bodies, rows, clients: int, ceiling: bool) -> tuple:
-    """Return (end to end, raw rows/s, ceiling or None) of one engine, each on a fresh store."""
+def run_engine(engine: str, bodies, rows, clients: int, extras: dict[str, tuple]) -> tuple:
+    """Return (end to end, raw rows/s, {label: end to end through that server entry}).
+
+    Every run gets a fresh store.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         if engine == "sqlite":
             e2e = end_to_end(bodies, f"sqlite:///{tmp}/bench.db", clients)
             raw = raw_sqlite(rows, Path(tmp))
-            if not ceiling:
-                return e2e, raw, None
-            return e2e, raw, end_to_end(bodies, f"sqlite:///{tmp}/top.db", clients, entry=UNSTORED)
-    names = [pg_database() for _ in range(3 if ceiling else 2)]
+            other = {
+                label: end_to_end(bodies, f"sqlite:///{tmp}/{label}.db", clients, entry=entry)
+                for label, entry in extras.items()
+            }
+            return e2e, raw, other
+    names = [pg_database() for _ in range(2 + len(extras))]
     urls = [url.replace("postgresql://", "postgresql+psycopg://") for _, url in names]
     try:
         e2e = end_to_end(bodies, urls[0], clients)
         raw = raw_postgres(rows, names[1][1])
-        top = end_to_end(bodies, urls[2], clients, entry=UNSTORED) if ceiling else None
-        return e2e, raw, top
+        other = {
+            label: end_to_end(bodies, url, clients, entry=entry)
+            for (label, entry), url in zip(extras.items(), urls[2:], strict=True)
+        }
+        return e2e, raw, other
     finally:
         for name, _ in names:
             drop_pg(name)
