@@ -13,11 +13,11 @@ Each batch holds ``--points`` (20) consecutive points of each of its series. The
 sends one point a series every 10 s, as remote write and OTLP exporters mostly do:
 ``--points 1`` measures that shape, where the per-series work sets the rate.
 
-``--ceiling`` also serves each engine through ``serve_unstored.py``, which counts sample
+``--ceiling`` also serves each engine through ``serve_head.py none``, which counts sample
 rows without writing them: the rate of the request path alone (body, validation, series,
 transaction), the most any layout of the samples could reach. The first batches create
 every series, so runs of fewer than a few million samples mostly measure that. ``--runs``
-serves through ``serve_runs.py``, a prototype head of one row per series a batch (writes
+serves through ``serve_head.py runs``, a prototype head of one row per series a batch (writes
 only, no overlap check): an upper bound for such a layout.
 
 ``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
@@ -53,8 +53,7 @@ import psycopg
 PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 T0 = 1_700_000_000.0
 SERVE = ("-m", "causeline.cli")
-UNSTORED = (str(Path(__file__).with_name("serve_unstored.py")),)
-RUNS = (str(Path(__file__).with_name("serve_runs.py")),)
+SERVE_HEAD = str(Path(__file__).with_name("serve_head.py"))  # serves with another head
 
 
 def make_bodies(n_samples: int, per_batch: int, n_series: int, points: int) -> list[bytes]:
@@ -152,7 +151,7 @@ def end_to_end(
     """Serve on a fresh database, send every body, return the rate and RSS trace.
 
     With several servers, client i talks to server i % servers (a load balancer's split).
-    ``entry`` is the server's command after the interpreter (``UNSTORED``: no sample rows).
+    ``entry`` is the server's command after the interpreter (``serve_head.py`` and a head).
     """
     env = os.environ | {"CAUSELINE_DATABASE_URL": url}
     cli("db", "upgrade", env=env)
@@ -368,12 +367,12 @@ def main() -> None:
     ap.add_argument(
         "--ceiling",
         action="store_true",
-        help="also serve with sample rows counted but not written (serve_unstored.py)",
+        help="also serve with sample rows counted but not written (serve_head.py none)",
     )
     ap.add_argument(
         "--runs",
         action="store_true",
-        help="also serve with a prototype head of one row per series a batch (serve_runs.py)",
+        help="also serve with a prototype head of one row per series a batch (serve_head.py runs)",
     )
     ap.add_argument("--scale", action="store_true", help="PostgreSQL at scale (see above)")
     ap.add_argument("--days", type=int, default=30, help="--scale: days stored")
@@ -391,9 +390,8 @@ def main() -> None:
     if args.scale:
         scale(args, bodies, rows)
         return
-    extras = {"ceiling": UNSTORED} if args.ceiling else {}
-    if args.runs:
-        extras["runs"] = RUNS
+    heads = {"ceiling": "none", "runs": "runs"}
+    extras = {label: (SERVE_HEAD, head) for label, head in heads.items() if getattr(args, label)}
     for engine in args.engines.split(","):
         e2e, raw, other = run_engine(engine, bodies, rows, args.clients, extras)
         trace = " -> ".join(f"{r:.0f}" for r in e2e["rss_trace"])
@@ -420,8 +418,8 @@ def run_engine(engine: str, bodies, rows, clients: int, extras: dict[str, tuple]
 
     Every run gets a fresh store.
     """
-    with tempfile.TemporaryDirectory() as tmp:
-        if engine == "sqlite":
+    if engine == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
             e2e = end_to_end(bodies, f"sqlite:///{tmp}/bench.db", clients)
             raw = raw_sqlite(rows, Path(tmp))
             other = {

@@ -193,7 +193,7 @@ def _ramp_starts(sig: signals.Signals, anomalies, rows_ok, *, b: int, ref_end: i
     """
     rows = np.flatnonzero(rows_ok)
     if rows.size > cfg.ramp_rows:
-        keys = [(sig.kinds[i], *sig.key(i)) for i in rows.tolist()]
+        keys = [sig.identity(i) for i in rows.tolist()]
         place = ranking.tie_order(keys, anomalies.strength[rows])
         rows = np.sort(rows[np.argsort(place)[: cfg.ramp_rows]])
     least = cfg.min_reference_points

@@ -130,7 +130,7 @@ def _tie(m: Measured, d: Detection, r: Ranking, propagates: np.ndarray) -> np.nd
     its node before latency or errors (which travel), then the larger deviation.
     """
     sig = m.signals
-    keys = [(sig.kinds[i], *sig.key(i)) for i in range(len(sig.names))]
+    keys = [sig.identity(i) for i in range(len(sig.names))]
     return ranking.tie_order(keys, r.place.distance, ~propagates, d.anomalies.strength)
 
 

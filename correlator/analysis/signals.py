@@ -26,6 +26,10 @@ class Signals:
         """Return the identity of a row: name and sorted labels."""
         return (self.names[row], tuple(sorted(self.labels[row].items())))
 
+    def identity(self, row: int) -> tuple:
+        """Return a row's kind, then its ``key``: what orders rows of equal score."""
+        return (self.kinds[row], *self.key(row))
+
 
 def _histogram_family(series: list[Series]) -> set[str]:
     return {s.name[: -len("_bucket")] for s in series if s.name.endswith("_bucket")}

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 
 import numpy as np
 
-from correlator.analysis import Config, analyze
+from correlator.analysis import Config, analyze, onset
 from correlator.analysis.pipeline import _ramp_starts
 from correlator.analysis.signals import Signals
 from correlator.bundle import Bundle
@@ -199,7 +198,10 @@ def test_which_rows_are_tried_for_a_ramp_does_not_depend_on_their_input_order():
             kinds=["value"] * 6,
             matrix=np.tile(ramp, (6, 1)),
         )
-        anomalies = SimpleNamespace(strength=np.full(6, 40.0), direction=np.ones(6))
+        anomalies = onset.detect(
+            sig.matrix * 40, lo=ref_end, active=(n - 10, n - 1), off=2.5, grown_share=0.8
+        )
+        assert len(set(anomalies.strength)) == 1  # the tie this test is about
         rows, starts = _ramp_starts(
             sig, anomalies, np.ones(6, bool), b=n - 1, ref_end=ref_end, cfg=cfg
         )

@@ -1,13 +1,17 @@
-"""Run ``causeline`` with a prototype "runs" head: one row per series and batch, writes only.
+"""Run ``causeline`` with the sample rows written another way: ``none`` or a ``runs`` head.
 
-``benchmarks/ingest.py --runs`` serves through this to measure what such a head would
-reach end to end. A batch's points of one series in one hour go into one row of
-``bench_sample_runs`` (hour, series_id, first_ts, last_ts, n, and the timestamps and
-values as little-endian arrays), keyed (hour, series_id, first_ts). Nothing reads the
-table and no overlap with stored samples is checked, so the rate is an upper bound for a
-real runs head; everything else of a batch runs as usual.
+``benchmarks/ingest.py --ceiling`` and ``--runs`` serve through this. The first argument
+names the head; the rest go to ``causeline``. Everything else of a batch runs as usual
+(body, validation, series lookup and creation, events, the transaction and its commit).
 
-    CAUSELINE_DATABASE_URL=sqlite:///runs.db python benchmarks/serve_runs.py serve
+- ``none`` counts the rows without writing them: the rate of the request path alone, the
+  most any layout of the samples could give the service.
+- ``runs`` is a prototype head: a batch's points of one series in one hour go into one row
+  of ``bench_sample_runs`` (hour, series_id, first_ts, last_ts, n, and the timestamps and
+  values as little-endian arrays), keyed (hour, series_id, first_ts). Nothing reads it and
+  no overlap with stored samples is checked, so its rate is an upper bound for such a head.
+
+    CAUSELINE_DATABASE_URL=sqlite:///runs.db python benchmarks/serve_head.py runs serve
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from correlator.store import ingest  # noqa: E402
 from correlator.store.engine import driver_connection, make_engine, write_transaction  # noqa: E402
 from correlator.store.samples import SampleColumns  # noqa: E402
 
-_TABLE = {
+_RUNS_TABLE = {
     "postgresql": "(hour int4, series_id int4, first_ts int8, last_ts int8, n int4, ts bytea, "
     "value bytea, PRIMARY KEY (hour, series_id, first_ts))",
     "sqlite": "(hour INTEGER, series_id INTEGER, first_ts INTEGER, last_ts INTEGER, n INTEGER, "
@@ -33,11 +37,16 @@ _TABLE = {
 }
 
 
-def create_table(url: str) -> None:
+def count_only(*, conn: object, cols: SampleColumns) -> int:
+    """Report every row as new without writing it."""
+    return len(cols)
+
+
+def create_runs_table(url: str) -> None:
     """Create the prototype table in the store, once, before serving."""
     engine = make_engine(url)
     with write_transaction(engine) as conn:
-        table = _TABLE[conn.dialect.name]
+        table = _RUNS_TABLE[conn.dialect.name]
         conn.exec_driver_sql(f"CREATE TABLE IF NOT EXISTS bench_sample_runs {table}")
     engine.dispose()
 
@@ -72,7 +81,11 @@ def write_runs(*, conn, cols: SampleColumns) -> int:
     return len(cols)
 
 
+WRITERS = {"none": count_only, "runs": write_runs}
+
 if __name__ == "__main__":
-    create_table(os.environ["CAUSELINE_DATABASE_URL"])
-    ingest.insert_columns = write_runs  # store_batch looks it up at each call
+    head = sys.argv.pop(1)
+    if head == "runs":
+        create_runs_table(os.environ["CAUSELINE_DATABASE_URL"])
+    ingest.insert_columns = WRITERS[head]  # store_batch looks it up at each call
     sys.exit(main())
