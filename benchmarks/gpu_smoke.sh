@@ -47,7 +47,11 @@ for i in range(n.nvmlDeviceGetCount()):
         "temperature": get("nvmlDeviceGetTemperature", n.NVML_TEMPERATURE_GPU),
         "power_mw": get("nvmlDeviceGetPowerUsage"),
         "sm_clock_mhz": get("nvmlDeviceGetClockInfo", n.NVML_CLOCK_SM),
-        "clock_event_reasons": get("nvmlDeviceGetCurrentClocksEventReasons"),
+        "clock_event_reasons": get(
+            "nvmlDeviceGetCurrentClocksEventReasons"
+            if hasattr(n, "nvmlDeviceGetCurrentClocksEventReasons")
+            else "nvmlDeviceGetCurrentClocksThrottleReasons"
+        ),
         "processes": [{"pid": p.pid, "usedGpuMemory": p.usedGpuMemory} for p in procs],
         "errors": errors,
     })

@@ -81,6 +81,34 @@ def test_per_process_memory_where_permitted():
     assert _by_gpu(t4, "gpu_up") == {"0": 1, "1": 1}
 
 
+def test_real_h200_recordings_idle_and_under_load():
+    idle = GpuSource(FakeNvml("h200x1-idle.json"), host="h", xid_events=False).sample()
+    busy = GpuSource(FakeNvml("h200x1.json"), host="h", xid_events=False).sample()
+    assert _by_gpu(idle, "gpu_utilization_percent") == {"0": 0}
+    assert _by_gpu(busy, "gpu_utilization_percent") == {"0": 99}
+    assert _by_gpu(busy, "gpu_memory_total_bytes") == {"0": 150754820096}
+    assert _by_gpu(busy, "gpu_power_watts")["0"] == pytest.approx(690.629)
+    assert _by_gpu(idle, "gpu_power_watts")["0"] == pytest.approx(78.174)
+    assert _by_gpu(busy, "gpu_sm_clock_mhz")["0"] > _by_gpu(idle, "gpu_sm_clock_mhz")["0"]
+
+    def flags(reading):
+        return {
+            s.labels["reason"]
+            for s in reading.samples
+            if s.name == "gpu_clock_throttle" and s.value
+        }
+
+    assert flags(idle) == {"gpu_idle"}
+    assert flags(busy) == {"sw_power_cap"}  # 700 W cap reached by bf16 matmuls
+    procs = {
+        s.labels["pid"]: s.value for s in busy.samples if s.name == "gpu_process_memory_used_bytes"
+    }
+    assert procs == {"547": 26954694656}
+    assert not [s for s in idle.samples if s.name == "gpu_process_memory_used_bytes"]
+    model = {s.labels["gpu_model"] for s in busy.samples if s.name == "gpu_up"}
+    assert model == {"NVIDIA H200"}
+
+
 @pytest.mark.parametrize("code", [NVML_ERROR_LIBRARY_NOT_FOUND, 9])
 def test_missing_library_or_driver_logs_once_and_yields_nothing(caplog, code):
     caplog.set_level(logging.WARNING)
