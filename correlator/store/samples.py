@@ -302,19 +302,20 @@ SOURCES = {"samples": RAW, "samples_1m": ROLLUP}
 
 
 def _minmax_sql(postgres: bool, where: str, step_ms: int, source: tuple) -> str:
-    """Return a query for each step bucket's lowest and highest value (NaN left out)."""
+    """Return a query for each step bucket's earliest lowest and highest value (NaN left out)."""
     table, low, high, _ = source
     bucket = f"ts / {int(step_ms)}"  # an int we computed, written inline so both parts match
     if postgres:
         part = (
             "(SELECT DISTINCT ON (series_id, {b}) series_id, ts, {v} FROM {t} WHERE {w} "
-            "AND {v} IS NOT NULL ORDER BY series_id, {b}, {v} {o})"
+            "AND {v} IS NOT NULL ORDER BY series_id, {b}, {v} {o}, ts)"
         )
         return " UNION ALL ".join(
             part.format(b=bucket, v=v, t=table, w=where, o=o)
             for v, o in ((low, "ASC"), (high, "DESC"))
         )
-    # SQLite returns the row holding the MIN()/MAX() for the bare columns.
+    # SQLite returns the row holding the MIN()/MAX() for the bare columns: among equal
+    # values the first it meets, the earliest in the index's (series, time) order.
     part = (
         "SELECT series_id, ts, {f}({v}) FROM {t} WHERE {w} AND {v} IS NOT NULL "
         "GROUP BY series_id, {b}"
@@ -376,10 +377,11 @@ def _part(table: str, lo: int, hi: int) -> Part:
 
 
 def _extremes(arr: np.ndarray, step_ms: int) -> np.ndarray:
-    """Keep the lowest and highest row of each (series, step bucket) of rows sorted by both.
+    """Keep the first lowest and first highest row of each (series, step bucket), as the SQL.
 
-    Rows of two sources may share a bucket. A minute's rollup gives its lowest and highest
-    one timestamp: the highest then goes 1 ms later, so timestamps stay unique.
+    Rows come sorted by series and time; rows of two sources may share a bucket. A minute's
+    rollup gives its lowest and highest one timestamp: the highest then goes 1 ms later, so
+    timestamps stay unique.
     """
     bucket = arr[:, 1] // step_ms
     new = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(bucket) != 0)]
@@ -389,12 +391,12 @@ def _extremes(arr: np.ndarray, step_ms: int) -> np.ndarray:
     low = np.flatnonzero(values == np.minimum.reduceat(values, starts)[group])
     high = np.flatnonzero(values == np.maximum.reduceat(values, starts)[group])
     low = low[np.r_[True, np.diff(group[low]) != 0]]  # the first lowest row of each group
-    high = high[np.r_[np.diff(group[high]) != 0, True]]  # the last highest one
+    high = high[np.r_[True, np.diff(group[high]) != 0]]  # and the first highest
     keep = np.zeros(len(arr), dtype=bool)
     keep[low] = keep[high] = True
     out = arr[keep]
     same = np.r_[False, (np.diff(out[:, 0]) == 0) & (np.diff(out[:, 1]) == 0)]
-    out[same & (np.r_[0.0, np.diff(out[:, 2])] != 0), 1] += 1  # equal ones: one is dropped
+    out[same & np.r_[False, out[1:, 2] != out[:-1, 2]], 1] += 1  # equal ones: one is dropped
     return out
 
 
@@ -422,13 +424,13 @@ def read_range(
 ) -> dict[int, SeriesData]:
     """Return samples of the series with start <= ts <= end (unix seconds), ordered by time.
 
-    With ``step`` (seconds), keep only each step bucket's lowest and highest sample,
-    chosen by the database, so a long window stays small. With a step of a minute or more,
-    hours rolled up (``rollup_state``) come from 1-minute rollups: a bucket keeps the
-    lowest minimum and highest maximum, at their minute's start. Where raw samples have
-    gone past retention, rollups answer a read without a step too: each minute's mean.
-    With ``max_points``, raise TooManyPoints rather than fetch more; with ``deadline``
-    (``time.monotonic()``), raise ReadTooSlow once it passes.
+    With ``step`` (seconds), keep only each step bucket's first lowest and first highest
+    sample, chosen by the database, so a long window stays small; a flat bucket gives one.
+    With a step of a minute or more, hours rolled up (``rollup_state``) come from 1-minute
+    rollups: a bucket keeps the lowest minimum and highest maximum, at their minute's start.
+    Where raw samples have gone past retention, rollups answer a read without a step too:
+    each minute's mean. With ``max_points``, raise TooManyPoints rather than fetch more;
+    with ``deadline`` (``time.monotonic()``), raise ReadTooSlow once it passes.
     """
     ids = sorted(set(series_ids))
     lo, hi = max(math.floor(start * 1000), 0), math.ceil(end * 1000)
@@ -476,8 +478,11 @@ def read_range(
         arr = arr[~twin]
     if step_ms and (minutes or merge):
         arr = _extremes(arr, step_ms)
-    if step_ms:  # a bucket's min and max may be the same sample
-        keep = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(arr[:, 1]) != 0)]
+    if step_ms:  # a flat bucket gives one point, however the engine broke the tie
+        bucket = arr[:, 1] // step_ms
+        same = (np.diff(arr[:, 0]) == 0) & (np.diff(bucket) == 0)
+        moved = (np.diff(arr[:, 1]) != 0) & (arr[1:, 2] != arr[:-1, 2])  # not diff: inf - inf
+        keep = np.r_[True, ~same | moved]
         arr = arr[keep]
     if max_points is not None and len(arr) > max_points:
         raise TooManyPoints(max_points)
