@@ -39,11 +39,15 @@ for i in range(n.nvmlDeviceGetCount()):
         return value
     util = get("nvmlDeviceGetUtilizationRates")
     mem = get("nvmlDeviceGetMemoryInfo")
+    # version 2 (the driver's reservation apart); absent where the driver lacks it
+    mem2 = call(n.nvmlDeviceGetMemoryInfo, h, n.nvmlMemory_v2)[0] if hasattr(n, "nvmlMemory_v2") else None
     procs = get("nvmlDeviceGetComputeRunningProcesses") or []
     devices.append({
         "name": text(n.nvmlDeviceGetName(h)), "uuid": text(n.nvmlDeviceGetUUID(h)),
         "utilization": {"gpu": util.gpu, "memory": util.memory} if util else {"gpu": 0, "memory": 0},
         "memory": {"total": mem.total, "used": mem.used, "free": mem.free} if mem else {},
+        **({"memory_v2": {k: getattr(mem2, k) for k in ("total", "reserved", "free", "used")}}
+           if mem2 else {}),
         "temperature": get("nvmlDeviceGetTemperature", n.NVML_TEMPERATURE_GPU),
         "power_mw": get("nvmlDeviceGetPowerUsage"),
         "sm_clock_mhz": get("nvmlDeviceGetClockInfo", n.NVML_CLOCK_SM),

@@ -31,6 +31,12 @@ THROTTLE_REASONS = {
     "display_clock_setting": 0x100,
 }
 SKIPPED_FIELD_ERRORS = ("NVML_ERROR_NOT_SUPPORTED", "NVML_ERROR_NO_PERMISSION")
+# A driver without the version-2 memory call answers it with these: read version 1 instead.
+OLD_DRIVER_ERRORS = (
+    "NVML_ERROR_FUNCTION_NOT_FOUND",
+    "NVML_ERROR_NOT_SUPPORTED",
+    "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
+)
 
 
 class _Unreadable:
@@ -71,6 +77,8 @@ class GpuSource:
         self._xid: XidWatcher | None = None
         self.available = False
         self._skip_codes = {getattr(nvml, n) for n in SKIPPED_FIELD_ERRORS if hasattr(nvml, n)}
+        self._old_codes = {getattr(nvml, n) for n in OLD_DRIVER_ERRORS if hasattr(nvml, n)}
+        self._memory_v2 = getattr(nvml, "nvmlMemory_v2", None)
         self._start(xid_events)
 
     def _start(self, xid_events: bool) -> None:
@@ -164,10 +172,12 @@ class GpuSource:
         if util is not None:
             out.add("gpu_utilization_percent", util.gpu, labels)
             out.add("gpu_memory_utilization_percent", util.memory, labels)
-        mem = field(nvml.nvmlDeviceGetMemoryInfo, handle)
+        mem = self._memory(handle)
         if mem is not None:
             out.add("gpu_memory_used_bytes", mem.used, labels)
             out.add("gpu_memory_total_bytes", mem.total, labels)
+            if hasattr(mem, "reserved"):
+                out.add("gpu_memory_reserved_bytes", mem.reserved, labels)
         temp = field(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU)
         if temp is not None:
             out.add("gpu_temperature_celsius", temp, labels)
@@ -191,6 +201,18 @@ class GpuSource:
             used = getattr(proc, "usedGpuMemory", None)
             if used is not None:
                 out.add("gpu_process_memory_used_bytes", used, {**labels, "pid": str(proc.pid)})
+
+    def _memory(self, handle):
+        """Read memory as ``nvidia-smi`` and DCGM do: the driver's reservation apart (v2)."""
+        if self._memory_v2 is not None:
+            try:
+                return self._nvml.nvmlDeviceGetMemoryInfo(handle, version=self._memory_v2)
+            except self._nvml.NVMLError as exc:
+                if getattr(exc, "value", None) not in self._old_codes:
+                    raise
+                log.info("NVML memory info v2 not available (%s); used memory counts reserved", exc)
+                self._memory_v2 = None
+        return self._field(self._nvml.nvmlDeviceGetMemoryInfo, handle)
 
     def close(self) -> None:
         """Stop the XID thread and shut NVML down."""

@@ -14,16 +14,19 @@ NVML_ERROR_NO_PERMISSION = 4
 NVML_ERROR_DRIVER_NOT_LOADED = 9
 NVML_ERROR_TIMEOUT = 10
 NVML_ERROR_LIBRARY_NOT_FOUND = 12
+NVML_ERROR_FUNCTION_NOT_FOUND = 13
 NVML_ERROR_GPU_IS_LOST = 15
 NVML_TEMPERATURE_GPU = 0
 NVML_CLOCK_SM = 1
 nvmlEventTypeXidCriticalError = 8
+nvmlMemory_v2 = 0x02000028
 MESSAGES = {
     3: "Not Supported",
     4: "Insufficient Permissions",
     9: "Driver Not Loaded",
     10: "Timeout",
     12: "NVML Shared Library Not Found",
+    13: "Function Not Found",
     15: "GPU is lost",
 }
 
@@ -59,7 +62,7 @@ class FakeNvml:
         self._xid_plan = data.get("xid_events", [])
         self.registered: list[int] = []
         for name, value in globals().items():
-            if name.startswith(("NVML_", "nvmlEventType")):
+            if name.startswith(("NVML_", "nvmlEventType", "nvmlMemory_")):
                 setattr(self, name, value)
 
     # library
@@ -103,8 +106,14 @@ class FakeNvml:
     def nvmlDeviceGetUtilizationRates(self, h):
         return SimpleNamespace(**self._dev(h, "nvmlDeviceGetUtilizationRates")["utilization"])
 
-    def nvmlDeviceGetMemoryInfo(self, h):
-        return SimpleNamespace(**self._dev(h, "nvmlDeviceGetMemoryInfo")["memory"])
+    def nvmlDeviceGetMemoryInfo(self, h, version=None):
+        device = self._dev(h, "nvmlDeviceGetMemoryInfo")
+        if version is None:
+            return SimpleNamespace(**device["memory"])
+        assert version == nvmlMemory_v2
+        if "memory_v2" not in device:  # recorded with a driver that lacks the v2 call
+            raise NVMLError(NVML_ERROR_FUNCTION_NOT_FOUND)
+        return SimpleNamespace(**device["memory_v2"])
 
     def nvmlDeviceGetTemperature(self, h, sensor):
         assert sensor == NVML_TEMPERATURE_GPU

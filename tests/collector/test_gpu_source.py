@@ -87,8 +87,12 @@ def test_real_h200_recordings_idle_and_under_load():
     assert _by_gpu(idle, "gpu_utilization_percent") == {"0": 0}
     assert _by_gpu(busy, "gpu_utilization_percent") == {"0": 99}
     assert _by_gpu(busy, "gpu_memory_total_bytes") == {"0": 150754820096}
-    assert _by_gpu(busy, "gpu_power_watts")["0"] == pytest.approx(690.629)
-    assert _by_gpu(idle, "gpu_power_watts")["0"] == pytest.approx(78.174)
+    assert _by_gpu(busy, "gpu_power_watts")["0"] == pytest.approx(694.003)
+    assert _by_gpu(idle, "gpu_power_watts")["0"] == pytest.approx(80.212)
+    # used as nvidia-smi shows it (0 MiB idle), the driver's 615 MiB apart
+    assert _by_gpu(idle, "gpu_memory_used_bytes") == {"0": 0}
+    assert _by_gpu(busy, "gpu_memory_used_bytes") == {"0": 26963935232}
+    assert _by_gpu(idle, "gpu_memory_reserved_bytes") == {"0": 644939776}
     assert _by_gpu(busy, "gpu_sm_clock_mhz")["0"] > _by_gpu(idle, "gpu_sm_clock_mhz")["0"]
 
     def flags(reading):
@@ -103,10 +107,33 @@ def test_real_h200_recordings_idle_and_under_load():
     procs = {
         s.labels["pid"]: s.value for s in busy.samples if s.name == "gpu_process_memory_used_bytes"
     }
-    assert procs == {"547": 26954694656}
+    assert procs == {"548": 26954694656}
     assert not [s for s in idle.samples if s.name == "gpu_process_memory_used_bytes"]
     model = {s.labels["gpu_model"] for s in busy.samples if s.name == "gpu_up"}
     assert model == {"NVIDIA H200"}
+
+
+def test_a_driver_without_the_v2_memory_call_reads_version_1_once_told(caplog):
+    caplog.set_level(logging.INFO)
+    nvml = FakeNvml("a100x8.json")  # recorded with no v2 memory answer: Function Not Found
+    source = GpuSource(nvml, host="h", xid_events=False)
+    first, second = source.sample(), source.sample()
+    for reading in (first, second):
+        assert _by_gpu(reading, "gpu_memory_used_bytes")["3"] == 78044 * 1024 * 1024
+        assert not _by_gpu(reading, "gpu_memory_reserved_bytes")
+    told = [r for r in caplog.records if "memory info v2 not available" in r.getMessage()]
+    assert len(told) == 1
+
+
+def test_a_lost_gpu_is_not_taken_for_an_old_driver():
+    nvml = FakeNvml("h200x1.json")
+    source = GpuSource(nvml, host="h", xid_events=False)
+    nvml.devices[0]["errors"]["*"] = NVML_ERROR_GPU_IS_LOST
+    assert _by_gpu(source.sample(), "gpu_up") == {"0": 0}
+    nvml.devices[0]["errors"].clear()
+    back = source.sample()
+    assert _by_gpu(back, "gpu_up") == {"0": 1}
+    assert _by_gpu(back, "gpu_memory_reserved_bytes") == {"0": 644939776}  # still version 2
 
 
 @pytest.mark.parametrize("code", [NVML_ERROR_LIBRARY_NOT_FOUND, 9])
@@ -186,6 +213,9 @@ def test_real_nvml_reads_every_gpu():
     util = _by_gpu(reading, "gpu_utilization_percent")
     assert len(util) == count
     assert all(0 <= v <= 100 for v in util.values())
-    assert all(v > 0 for v in _by_gpu(reading, "gpu_memory_total_bytes").values())
+    total = _by_gpu(reading, "gpu_memory_total_bytes")
+    assert all(v > 0 for v in total.values())
+    used, reserved = (_by_gpu(reading, f"gpu_memory_{k}_bytes") for k in ("used", "reserved"))
+    assert all(used[g] + reserved.get(g, 0) <= total[g] for g in total)
     for s in sorted(reading.samples, key=lambda s: (s.name, s.labels.get("gpu", ""))):
         print(s.name, s.labels.get("gpu"), s.labels.get("reason", ""), s.value)
