@@ -208,7 +208,10 @@ class GpuSource:
             try:
                 return self._nvml.nvmlDeviceGetMemoryInfo(handle, version=self._memory_v2)
             except self._nvml.NVMLError as exc:
-                if getattr(exc, "value", None) not in self._old_codes:
+                code = getattr(exc, "value", None)
+                if code not in self._old_codes:
+                    if code in self._skip_codes:
+                        return None
                     raise
                 log.info("NVML memory info v2 not available (%s); used memory counts reserved", exc)
                 self._memory_v2 = None

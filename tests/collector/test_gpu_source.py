@@ -125,6 +125,15 @@ def test_a_driver_without_the_v2_memory_call_reads_version_1_once_told(caplog):
     assert len(told) == 1
 
 
+def test_memory_hidden_from_the_agent_is_left_out_like_any_field():
+    nvml = FakeNvml("h200x1.json")
+    nvml.devices[0]["errors"]["nvmlDeviceGetMemoryInfo"] = 4  # NO_PERMISSION
+    reading = GpuSource(nvml, host="h", xid_events=False).sample()
+    assert _by_gpu(reading, "gpu_up") == {"0": 1}
+    assert not _by_gpu(reading, "gpu_memory_used_bytes")
+    assert _by_gpu(reading, "gpu_utilization_percent") == {"0": 99}
+
+
 def test_a_lost_gpu_is_not_taken_for_an_old_driver():
     nvml = FakeNvml("h200x1.json")
     source = GpuSource(nvml, host="h", xid_events=False)
