@@ -15,6 +15,10 @@ class Config:
     # an anomaly that started up to this long before the breach is not its own reference.
     reference_gap_s: float = 1800.0
     min_reference_points: int = 10
+    # Reference columns where the SLA itself was out of range (an earlier incident) are left
+    # out: a fault's marks there are not normal operation. So is this long on either side,
+    # where those marks begin before the SLA shows them and fade after it recovers.
+    calm_margin_s: float = 60.0
     # How far back from the breach an onset may lie.
     search_s: float = 3600.0
     # An anomaly must be out of its normal range within [breach - active_pre_s, breach + post_s].

@@ -108,7 +108,9 @@ def measure(
         window=max(1, round(cfg.drift_window_s / tl.grid.step)),
         volatile=cfg.volatile_labels,
     )
-    ref = onset.reference(sig.matrix[:, ref_cols], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
+    calm = calm_columns(np.asarray(tl.agg, dtype=float)[: win.ref_end], tl.grid.step, cfg)
+    ref_matrix = sig.matrix[:, ref_cols] if calm.all() else sig.matrix[:, ref_cols][:, calm]
+    ref = onset.reference(ref_matrix, rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
     on_baseline = np.zeros(len(sig.names), dtype=bool)
     if base_stats:
         keys = [sig.key(i) for i in range(len(sig.names))]
@@ -124,6 +126,30 @@ def measure(
     m = Measured(sig, ref, bool(base_stats), on_baseline, is_drift, floors, drift_floor, full_z)
     _floor(m, cfg)
     return m
+
+
+def calm_columns(agg: np.ndarray, step: float, cfg: Config) -> np.ndarray:
+    """Return the reference columns to keep: all but where the SLA itself was out of range.
+
+    An earlier breach of the same SLA is not normal operation: a fault's marks on every
+    series then would widen their spread and hide the next fault's. Those columns (and
+    ``calm_margin_s`` around them) are left out while ``min_reference_points`` remain.
+    """
+    keep = np.ones(agg.size, dtype=bool)
+    if np.isfinite(agg).sum() < cfg.min_reference_points:
+        return keep
+    # The median and MAD hold with up to half the columns disturbed; quartiles do not.
+    med = float(np.nanmedian(agg))
+    mad = 1.4826 * float(np.nanmedian(np.abs(agg - med)))
+    spread = max(mad, cfg.rel_floor * abs(med), cfg.abs_floor)
+    z = onset.smooth(((agg - med) / spread)[None, :], cfg.smooth_width)[0]
+    out = np.concatenate([[0], np.cumsum(np.nan_to_num(np.abs(z)) > cfg.off_z)])
+    reach = min(math.ceil(cfg.calm_margin_s / step), agg.size)
+    at = np.arange(agg.size)
+    near = out[np.minimum(at + reach + 1, agg.size)] > out[np.maximum(at - reach, 0)]
+    if np.isfinite(agg[~near]).sum() < cfg.min_reference_points:
+        return keep
+    return ~near
 
 
 def _floor(m: Measured, cfg: Config) -> None:

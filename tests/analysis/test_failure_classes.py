@@ -82,6 +82,25 @@ def test_a_negligible_move_on_a_series_flat_at_zero_does_not_outrank_a_saturatio
     assert _top(_case(n, breach, edit)) == [("cpu_usage_cores", "pay")]
 
 
+def test_an_earlier_incident_in_the_reference_does_not_hide_the_same_fault_again():
+    n, breach = 720, 600
+    earlier = slice(100, 170)  # the same fault twenty minutes before, inside the reference
+
+    def edit(rows, rng):
+        cart = rows[("cpu_usage_cores", "cart")]
+        cart[earlier] = 0.95 + rng.normal(0, 0.02, 70)
+        cart[breach - 24 :] = 0.95 + rng.normal(0, 0.02, n - breach + 24)
+        rows[("latency_p99_seconds", "front")][earlier] += 0.5
+        memory = rows[("memory_usage_bytes", "pay")]
+        memory[breach - 12 :] += 30 * 2**20  # 15 of its spreads: a real but smaller move
+
+    bundle = _case(n, breach, edit)
+    bundle.sla["breach_start"] = T0 + STEP * breach
+    assert _top(bundle) == [("cpu_usage_cores", "cart")]
+    no_calm = Config(calm_margin_s=1e9)  # every column around the earlier breach: none left
+    assert _top(bundle, config=no_calm) == [("memory_usage_bytes", "pay")]
+
+
 def test_an_onset_after_the_breach_does_not_outrank_one_before_it():
     n, breach = 720, 600
 
