@@ -27,6 +27,10 @@ class Config:
     # |robust z| above which a point is out of its normal range; smoothing width in points.
     off_z: float = 2.5
     full_z: float = 100.0
+    # A utilisation in percent that reaches this from a normal level under
+    # ``saturation_from`` is a saturated resource: full severity, whatever its spread.
+    saturation_percent: float = 95.0
+    saturation_from: float = 80.0
     smooth_width: int = 3
     # The smoothing spans about this long at most, so a coarse grid keeps its single points.
     smooth_s: float = 45.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from correlator.analysis import nodes as node_rules
-from correlator.analysis import ranking
+from correlator.analysis import ranking, units
 from correlator.analysis.changes import score_changes
 from correlator.analysis.config import Config
 from correlator.analysis.onset import Reference
@@ -24,6 +24,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     dist = graph.distances(start)
     place = ranking.place(nodes, dist, graph)
     sev = ranking.severity(d.anomalies.strength, off_z=cfg.off_z, full_z=m.full_z)
+    sev = np.where(_saturated(m, d, cfg), 1.0, sev)
     quiet = _quiet(tl, d)
     grace = max(cfg.quiet_grace_s, cfg.quiet_grace_steps * tl.grid.step)
     time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
@@ -51,6 +52,23 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     real = m.ref.count >= cfg.real_reference
     explainer_sev = sev * (time_w > cfg.explainer_timing) * real * (traffic == 1.0) * ~censored
     return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev, noted)
+
+
+def _saturated(m: Measured, d: Detection, cfg: Config) -> np.ndarray:
+    """Say which rows are a resource driven to saturation: a busy share near 100 %.
+
+    A utilisation that reaches ``saturation_percent`` from a normal level under
+    ``saturation_from`` is the USE method's saturation, a cause whatever its spread was: a
+    CPU at 99.6 % from 20 % is no smaller a fault because its reference was noisy.
+    """
+    a, names = d.anomalies, m.signals.names
+    util = np.array([units.is_utilisation(n) for n in names], dtype=bool)
+    if not util.any():
+        return util
+    peak = m.signals.matrix[np.arange(len(names)), a.peak]
+    with np.errstate(invalid="ignore"):
+        high = (peak >= cfg.saturation_percent) & (m.ref.median < cfg.saturation_from)
+    return util & high & (a.direction > 0) & (a.strength >= cfg.off_z)
 
 
 def _quiet(tl: Timeline, d: Detection) -> np.ndarray:

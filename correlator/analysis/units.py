@@ -53,3 +53,13 @@ def zero_floors(names: list[str | None], spread: np.ndarray, share: float) -> np
         if len(rows) > 1:
             floor[rows] = np.fmax(floor[rows], share * float(np.median(spread[rows])))
     return floor
+
+
+_BUSY_WORDS = frozenset({"utilization", "utilisation", "usage", "util", "busy"})
+
+
+@lru_cache(maxsize=4096)
+def is_utilisation(name: str) -> bool:
+    """Say whether a metric is a resource's busy share in percent (100 is saturation)."""
+    words = name.lower().split("_")
+    return bool(words) and words[-1] == "percent" and not _BUSY_WORDS.isdisjoint(words)

@@ -101,6 +101,22 @@ def test_an_earlier_incident_in_the_reference_does_not_hide_the_same_fault_again
     assert _top(bundle, config=no_calm) == [("memory_usage_bytes", "pay")]
 
 
+def test_a_cpu_driven_to_saturation_outranks_a_larger_move_in_sigma():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        cpu = 20 + rng.normal(0, 8, n)  # a busy share that wanders: a wide spread
+        cpu[breach - 12 :] = 99.6
+        rows[("cpu_usage_rate_percent", "cart")] = cpu
+        memory = rows[("memory_usage_bytes", "pay")]
+        memory[breach - 12 :] += 60 * 2**20  # 30 of its spreads, far from any limit
+
+    bundle = _case(n, breach, edit)
+    assert _top(bundle) == [("cpu_usage_rate_percent", "cart")]
+    in_sigma_only = Config(saturation_percent=1e9)
+    assert _top(bundle, config=in_sigma_only) == [("memory_usage_bytes", "pay")]
+
+
 def test_an_onset_after_the_breach_does_not_outrank_one_before_it():
     n, breach = 720, 600
 
