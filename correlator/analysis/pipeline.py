@@ -108,7 +108,7 @@ def measure(
         window=max(1, round(cfg.drift_window_s / tl.grid.step)),
         volatile=cfg.volatile_labels,
     )
-    calm = calm_columns(np.asarray(tl.agg, dtype=float)[: win.ref_end], tl.grid.step, cfg)
+    calm = _calm_columns(np.asarray(tl.agg, dtype=float)[: win.ref_end], tl.grid.step, cfg)
     ref_matrix = sig.matrix[:, ref_cols] if calm.all() else sig.matrix[:, ref_cols][:, calm]
     ref = onset.reference(ref_matrix, rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
     on_baseline = np.zeros(len(sig.names), dtype=bool)
@@ -128,7 +128,7 @@ def measure(
     return m
 
 
-def calm_columns(agg: np.ndarray, step: float, cfg: Config) -> np.ndarray:
+def _calm_columns(agg: np.ndarray, step: float, cfg: Config) -> np.ndarray:
     """Return the reference columns to keep: all but where the SLA itself was out of range.
 
     An earlier breach of the same SLA is not normal operation: a fault's marks on every
