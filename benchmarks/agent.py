@@ -10,6 +10,9 @@ HTTP delivery to a sink in another process) and reports:
 - the probe's cost per recorded request in microseconds.
 
     .venv/bin/python benchmarks/agent.py --seconds 60 --interval 1
+
+On a GPU machine, ``--gpus real`` reads the host's GPUs through the real NVML in place of
+the recording, and the time of one reading of every GPU is printed for both.
 """
 
 from __future__ import annotations
@@ -85,16 +88,35 @@ def feed(probe, rate: int, stop: threading.Event, cpu: list) -> None:
     cpu.append(time.thread_time() - start)
 
 
-def run_agent(seconds: float, interval: float, rate: int) -> dict:
+def gpu_source(gpus: str, host: str):
+    """Return the GPU source: the 8-GPU recording, or the host's GPUs through real NVML."""
+    from collector.sources.gpu import GpuSource
+    from tests.collector.fake_nvml import FakeNvml
+
+    if gpus == "real":
+        return GpuSource(host=host)
+    return GpuSource(FakeNvml("a100x8.json"), host=host)
+
+
+def reading_cost(gpus: str, n: int = 200) -> tuple[float, int]:
+    """Return milliseconds per reading of every GPU (best of 5 runs of ``n``) and their count."""
+    source = gpu_source(gpus, "bench")
+    try:
+        count = len({s.labels["gpu"] for s in source.sample().samples if s.name == "gpu_up"})
+        best = min(timeit.timeit(source.sample, number=n) / n for _ in range(5))
+    finally:
+        source.close()
+    return best * 1e3, count
+
+
+def run_agent(seconds: float, interval: float, rate: int, gpus: str = "recorded") -> dict:
     """Run the agent for ``seconds`` and return its CPU and memory figures."""
     from collector.agent import Agent
     from collector.batcher import Batcher
     from collector.probe import Probe
     from collector.shipper import Shipper
-    from collector.sources.gpu import GpuSource
     from collector.sources.host import HostSource
     from collector.spool import Spool
-    from tests.collector.fake_nvml import FakeNvml
 
     sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
     port = int(sink.stdout.readline())
@@ -104,7 +126,7 @@ def run_agent(seconds: float, interval: float, rate: int) -> dict:
         shipper = Shipper(spool, server=f"http://127.0.0.1:{port}", token="bench")
         sources = [
             HostSource(host="bench"),
-            GpuSource(FakeNvml("a100x8.json"), host="bench"),
+            gpu_source(gpus, "bench"),
             probe,
         ]
         agent = Agent(
@@ -156,11 +178,21 @@ def main() -> int:
         help="sampling interval(s) in seconds (default: 1 and 10)",
     )
     parser.add_argument("--rate", type=int, default=2000, help="probe requests per second")
+    parser.add_argument(
+        "--gpus",
+        choices=("recorded", "real"),
+        default="recorded",
+        help="the 8-GPU NVML recording (default) or this host's GPUs through real NVML",
+    )
     args = parser.parse_args()
+    for kind in ("recorded", "real") if args.gpus == "real" else ("recorded",):
+        ms, count = reading_cost(kind)
+        print(f"one reading of {count} GPU(s), {kind} NVML: {ms:.3f} ms")
+    gpus = "8 GPUs" if args.gpus == "recorded" else "this host's GPUs"
     for interval in args.interval or [1.0, 10.0]:
-        r = run_agent(args.seconds, interval, args.rate)
+        r = run_agent(args.seconds, interval, args.rate, args.gpus)
         print(
-            f"agent @ {interval:g}s interval, 8 GPUs + host + probe at {args.rate} req/s: "
+            f"agent @ {interval:g}s interval, {gpus} + host + probe at {args.rate} req/s: "
             f"{r['agent_cpu_s_per_min']:.3f} CPU s/min ({r['agent_core_percent']:.2f}% of "
             f"one core), {r['samples_sent']} samples sent in {r['wall_s']:.0f}s"
         )
