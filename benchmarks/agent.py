@@ -91,10 +91,11 @@ def feed(probe, rate: int, stop: threading.Event, cpu: list) -> None:
 def gpu_source(gpus: str, host: str):
     """Return the GPU source: the 8-GPU recording, or the host's GPUs through real NVML."""
     from collector.sources.gpu import GpuSource
-    from tests.collector.fake_nvml import FakeNvml
 
     if gpus == "real":
         return GpuSource(host=host)
+    from tests.collector.fake_nvml import FakeNvml
+
     return GpuSource(FakeNvml("a100x8.json"), host=host)
 
 

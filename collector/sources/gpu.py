@@ -209,9 +209,9 @@ class GpuSource:
                 return self._nvml.nvmlDeviceGetMemoryInfo(handle, version=self._memory_v2)
             except self._nvml.NVMLError as exc:
                 code = getattr(exc, "value", None)
+                if code in self._skip_codes and code not in self._old_codes:
+                    return None  # refused on this GPU, like any field
                 if code not in self._old_codes:
-                    if code in self._skip_codes:
-                        return None
                     raise
                 log.info("NVML memory info v2 not available (%s); used memory counts reserved", exc)
                 self._memory_v2 = None

@@ -8,7 +8,12 @@ import time
 import pytest
 
 from collector.sources.gpu import GpuSource
-from tests.collector.fake_nvml import NVML_ERROR_GPU_IS_LOST, NVML_ERROR_LIBRARY_NOT_FOUND, FakeNvml
+from tests.collector.fake_nvml import (
+    NVML_ERROR_GPU_IS_LOST,
+    NVML_ERROR_LIBRARY_NOT_FOUND,
+    NVML_ERROR_NO_PERMISSION,
+    FakeNvml,
+)
 
 
 def _values(reading, name):
@@ -127,7 +132,7 @@ def test_a_driver_without_the_v2_memory_call_reads_version_1_once_told(caplog):
 
 def test_memory_hidden_from_the_agent_is_left_out_like_any_field():
     nvml = FakeNvml("h200x1.json")
-    nvml.devices[0]["errors"]["nvmlDeviceGetMemoryInfo"] = 4  # NO_PERMISSION
+    nvml.devices[0]["errors"]["nvmlDeviceGetMemoryInfo"] = NVML_ERROR_NO_PERMISSION
     reading = GpuSource(nvml, host="h", xid_events=False).sample()
     assert _by_gpu(reading, "gpu_up") == {"0": 1}
     assert not _by_gpu(reading, "gpu_memory_used_bytes")
