@@ -1,6 +1,7 @@
 """Move each benign distractor of generated incidents onto a node the SLA depends on, and score.
 
 Usage: .venv/bin/python benchmarks/distractors.py ../shared/scenarios/public [--keep DIR]
+       .venv/bin/python benchmarks/distractors.py ../shared/scenarios/public --before-root 300
 
 Generated bundles list their benign distractors in truth.json (kind, target node, time),
 mostly on nodes the breached model does not depend on. Here each distractor on a host or
@@ -10,7 +11,9 @@ same deviation from its level, at the same time, on the connected node, never on
 of the root cause or of the root change. Each variant holds one moved distractor, so a
 case with three distractors of movable kinds gives three variants. Prints AC@1, AC@3 and
 owner accuracy of ``analyze`` on the originals and on the variants, and each variant's
-rank with ``--cases``.
+rank with ``--cases``. ``--before-root S`` also moves each distractor in time, to begin S
+seconds before the root cause's onset (``root_onset``), where it is likeliest to be taken
+for the cause or to seem to explain it; cases without a ``root_onset`` keep their times.
 
 truth.json is read here to place the distractors and to score, never by the product.
 """
@@ -120,8 +123,11 @@ def _labels_of(series: dict) -> dict[str, str]:
     return {k: v for k, v in series["metric"].items() if k != "__name__"}
 
 
-def variants(case: Path) -> list[tuple[str, dict]]:
-    """Return (description, metrics document) for each distractor moved onto a connected node."""
+def variants(case: Path, before_root: float | None = None) -> list[tuple[str, dict]]:
+    """Return (description, metrics document) for each distractor moved onto a connected node.
+
+    With ``before_root``, the moved deviation begins that many seconds before the root's onset.
+    """
     truth = json.loads((case / "truth.json").read_text())
     topology = json.loads((case / "topology.json").read_text())
     doc = json.loads(gzip.decompress((case / "metrics.json.gz").read_bytes()))
@@ -138,6 +144,9 @@ def variants(case: Path) -> list[tuple[str, dict]]:
         if not places:
             continue
         key = NODE_LABEL[kind]
+        shift = 0.0  # seconds the deviation moves later in time
+        if before_root is not None and truth.get("root_onset"):
+            shift = float(truth["root_onset"]) - before_root - float(d["ts"])
         moved = copy.deepcopy(doc)
         count = 0
         for s in doc["data"]["result"]:
@@ -152,7 +161,7 @@ def variants(case: Path) -> list[tuple[str, dict]]:
                 continue
             ts = np.array([float(t) for t, _ in s["values"]])
             at = np.array([float(t) for t, _ in twin["values"]])
-            add = np.interp(at, ts, dev, left=0.0, right=float(dev[-1]))
+            add = np.interp(at - shift, ts, dev, left=0.0, right=float(dev[-1]))
             twin["values"] = [
                 [t, repr(float(v) + float(x))]
                 for (t, v), x in zip(twin["values"], add, strict=True)
@@ -193,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--cases", action="store_true", help="print each variant's rank")
     parser.add_argument("--keep", type=Path, help="write the variant bundles into this folder")
+    parser.add_argument(
+        "--before-root",
+        type=float,
+        metavar="S",
+        help="move each distractor to begin S seconds before the root's onset",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         where = args.keep or Path(tmp)
@@ -201,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
             for case in sorted(p for p in folder.iterdir() if (p / "truth.json").is_file()):
                 truth = json.loads((case / "truth.json").read_text())
                 originals.append(_score(case, truth))
-                for i, (what, doc) in enumerate(variants(case)):
+                for i, (what, doc) in enumerate(variants(case, args.before_root)):
                     bundle = _write(case, doc, where / f"{case.name}-moved{i}")
                     moved.append(_score(bundle, truth))
                     if args.cases:

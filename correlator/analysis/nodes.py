@@ -32,6 +32,11 @@ def propagates(names: list[str]) -> np.ndarray:
     return np.array([metric_kind(n) in ("latency", "error") for n in names], dtype=bool)
 
 
+def demand(names: list[str]) -> np.ndarray:
+    """Say which rows are demand (traffic): set by who sends requests, not by a node's resources."""
+    return np.array([metric_kind(n) == "traffic" for n in names], dtype=bool)
+
+
 def callers(topology: dict) -> dict[str, set[str]]:
     """Return, for every node, the nodes that call it (``calls`` edges only)."""
     out: dict[str, set[str]] = {}

@@ -100,6 +100,7 @@ def explained_by(
     margin_s: float,
     ratio: float = 0.0,
     propagates: np.ndarray,
+    demand: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
@@ -107,7 +108,9 @@ def explained_by(
     clearly earlier (by ``max(step, margin_s)``), or when it sits on a node this one depends
     on, began no later and is at least ``ratio`` as severe (a much smaller fault below cannot
     cause a large one). A fault below reaches its callers as latency and errors, so the
-    second way holds only for rows in ``propagates``.
+    second way holds only for rows in ``propagates``. Demand (rows in ``demand``) is set by
+    who sends it: only other demand, or latency and errors (retries), explain it, never a
+    resource such as a CPU or a GPU's temperature.
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
@@ -127,6 +130,8 @@ def explained_by(
             near |= graph.neighbours.get(n, set())
         for j in cand:
             if j == i or p.distance[j] < 0 or sev[j] <= 0:
+                continue
+            if demand[i] and not (demand[j] or propagates[j]):
                 continue
             earlier = onset_t[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
             below = (

@@ -116,6 +116,7 @@ def explain(
         margin_s=cfg.explains_margin_s,
         ratio=cfg.explains_ratio,
         propagates=propagates,
+        demand=node_rules.demand(m.signals.names),
     )
     score = r.base * (1 - cfg.explained * weight)
     changes = score_changes(

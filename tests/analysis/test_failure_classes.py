@@ -182,6 +182,28 @@ def test_without_call_edges_a_cause_off_the_sla_node_is_not_pushed_out_of_scope(
     assert _top(replace(bundle, topology=linked)) == [("network_receive_bytes_per_second", "front")]
 
 
+def test_a_resource_that_moved_earlier_does_not_explain_a_surge_of_traffic():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Front's traffic triples 2 min before the breach: the users' demand, the cause.
+        rows[("requests_per_second", "front")] = 100 + rng.normal(0, 2, n)
+        rows[("requests_per_second", "front")][breach - 24 :] += 200
+        # Cart's memory stepped up 5 min before, unrelated: no node's memory sends requests.
+        rows[("memory_usage_bytes", "cart")][breach - 60 :] += 200 * 2**20
+
+    bundle = _case(n, breach, edit)
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    calls = [{"from": "service:front", "to": f"service:{svc}"} for svc in SERVICES[1:]]
+    bundle = replace(bundle, topology={"nodes": nodes, "edges": calls})
+    suspects = _suspects(bundle)
+    assert [s[:2] for s in suspects[:2]] == [
+        ("requests_per_second", "front"),
+        ("memory_usage_bytes", "cart"),
+    ]
+    assert "follows" not in suspects[0][3]
+
+
 def _shuffled(bundle: Bundle, seed: int) -> Bundle:
     series = list(bundle.series)
     np.random.default_rng(seed).shuffle(series)

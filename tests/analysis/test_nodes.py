@@ -87,6 +87,7 @@ def test_a_much_weaker_anomaly_below_does_not_explain():
         margin_s=30.0,
         ratio=0.5,
         propagates=np.ones(2, dtype=bool),
+        demand=np.zeros(2, dtype=bool),
     )
     cand = np.array([0, 1])
     w, who = explained_by(cand, sev=np.array([1.0, 0.3]), **kw)  # weak below
@@ -111,6 +112,7 @@ def test_a_fault_below_explains_latency_and_errors_above_not_resources():
         step=60,
         margin_s=30.0,
         ratio=0.5,
+        demand=nodes.demand(names),
     )
     assert nodes.propagates(names).tolist() == [True, False, True]
     w, who = explained_by(np.array([0, 1, 2]), propagates=nodes.propagates(names), **kw)
@@ -118,3 +120,29 @@ def test_a_fault_below_explains_latency_and_errors_above_not_resources():
     assert who.tolist() == [2, -1, -1] and w.tolist() == [1.0, 0.0, 0.0]
     w, who = explained_by(np.array([0, 1, 2]), propagates=np.ones(3, dtype=bool), **kw)
     assert who.tolist() == [2, 2, -1]
+
+
+def test_demand_is_explained_by_demand_or_retries_never_by_a_resource():
+    graph = Topology.from_dict(TOPO)
+    names = ["requests_per_second", "gpu_temperature_celsius", "error_rate", "requests_per_second"]
+    p = Placement([["service:b"]] * 4, ["service:b"] * 4, np.array([1, 1, 1, 1]))
+    kw = dict(
+        onset_t=np.array([300.0, 100.0, 100.0, 100.0]),  # the first row moved last
+        p=p,
+        graph=graph,
+        step=10,
+        margin_s=30.0,
+        ratio=0.5,
+        propagates=nodes.propagates(names),
+        demand=nodes.demand(names),
+    )
+    assert nodes.demand(names).tolist() == [True, False, False, True]
+    sev = np.array([1.0, 0.9, 0.0, 0.0])  # only the GPU's temperature moved earlier
+    w, who = explained_by(np.array([0, 1]), sev=sev, **kw)
+    assert who[0] == -1 and w[0] == 0.0
+    sev = np.array([1.0, 0.0, 0.8, 0.0])  # errors earlier: callers retry
+    w, who = explained_by(np.array([0, 2]), sev=sev, **kw)
+    assert who[0] == 2 and w[0] == pytest.approx(0.8)
+    sev = np.array([1.0, 0.0, 0.0, 0.9])  # more demand arriving earlier
+    w, who = explained_by(np.array([0, 3]), sev=sev, **kw)
+    assert who[0] == 3
