@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
+
 # Label keys whose values name one of several copies of a subject. A group must still share
 # another label (its model, host or service), so different subjects never merge.
 MEMBER_KEYS = ("instance", "pod", "gpu", "device", "replica", "container", "cpu")
@@ -25,6 +27,27 @@ def sibling_counts(names: list[str], labels: list[dict[str, str]]) -> dict[tuple
         if gid is not None:
             counts[gid] += 1
     return counts
+
+
+def first_onsets(
+    names: list[str], labels: list[dict[str, str]], onset_t: np.ndarray, live: np.ndarray
+) -> np.ndarray:
+    """Return when each row's signal began: for copies of one signal, the earliest live copy's.
+
+    A model's traffic reaches all its instances together, yet each copy crosses its own
+    noise at its own moment; the signal began with the first. Rows not ``live`` (not out of
+    range) and rows of no group keep their own onset.
+    """
+    began = np.asarray(onset_t, dtype=float).copy()
+    gids = [subject(n, lbl) if ok else None for n, lbl, ok in zip(names, labels, live, strict=True)]
+    first: dict[tuple, float] = {}
+    for gid, t in zip(gids, began.tolist(), strict=True):
+        if gid is not None:
+            first[gid] = min(first.get(gid, t), t)
+    for i, gid in enumerate(gids):
+        if gid is not None:
+            began[i] = first[gid]
+    return began
 
 
 def _copies(members: list[dict], total: int) -> str:

@@ -101,6 +101,7 @@ def explained_by(
     ratio: float = 0.0,
     propagates: np.ndarray,
     demand: np.ndarray,
+    began: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
@@ -110,11 +111,13 @@ def explained_by(
     cause a large one). A fault below reaches its callers as latency and errors, so the
     second way holds only for rows in ``propagates``. Demand (rows in ``demand``) is set by
     who sends it: only other demand, or latency and errors (retries), explain it, never a
-    resource such as a CPU or a GPU's temperature.
+    resource such as a CPU or a GPU's temperature. An explainer's time is when its signal
+    began (``began``: for copies of one signal, the first copy's onset; default ``onset_t``).
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
     who = np.full(sev.size, -1)
+    began = onset_t if began is None else began
     reach_cache: dict[str, set[str]] = {}
     margin = max(step, margin_s)
     for i in cand:
@@ -133,11 +136,11 @@ def explained_by(
                 continue
             if demand[i] and not (demand[j] or propagates[j]):
                 continue
-            earlier = onset_t[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
+            earlier = began[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
             below = (
                 propagates[i]
                 and p.primary[j] in deeper
-                and onset_t[j] <= onset_t[i] + step
+                and began[j] <= onset_t[i] + step
                 and sev[j] >= ratio * sev[i]
             )
             if earlier or below:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from correlator.analysis import grouping, ranking, units
 from correlator.analysis import nodes as node_rules
-from correlator.analysis import ranking, units
 from correlator.analysis.changes import score_changes
 from correlator.analysis.config import Config
 from correlator.analysis.onset import Reference
@@ -117,6 +117,9 @@ def explain(
         ratio=cfg.explains_ratio,
         propagates=propagates,
         demand=node_rules.demand(m.signals.names),
+        began=grouping.first_onsets(
+            m.signals.names, m.signals.labels, d.onset_t, d.anomalies.strength >= cfg.off_z
+        ),
     )
     score = r.base * (1 - cfg.explained * weight)
     changes = score_changes(

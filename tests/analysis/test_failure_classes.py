@@ -204,6 +204,53 @@ def test_a_resource_that_moved_earlier_does_not_explain_a_surge_of_traffic():
     assert "follows" not in suspects[0][3]
 
 
+def test_a_surge_explains_a_host_cpu_by_when_the_surge_began_not_when_its_copy_there_showed():
+    # A model's traffic reaches its three instances together, but each copy crosses its
+    # own noise at its own moment: i-0's at -200 s, i-1's (on host h-1) only at -80 s.
+    # h-1's CPU saturates 30 s after that, and follows the surge that began at -200 s.
+    rng = np.random.default_rng(3)
+    n, breach = 720, 600
+    ts = T0 + STEP * np.arange(n)
+    series = []
+    for k, begins in enumerate((breach - 40, breach - 16, breach - 16)):
+        qps = 100 + rng.normal(0, 2, n)
+        qps[begins:] += 120
+        labels = {"model": "m", "instance": f"i-{k}"}
+        series.append(make_series("model_requests_per_second", labels, ts, qps))
+        cpu = 40 + rng.normal(0, 2, n)
+        if k == 1:
+            cpu[breach - 10 :] = 98 + rng.normal(0, 0.5, n - breach + 10)
+        series.append(make_series("node_cpu_utilization_percent", {"host": f"h-{k}"}, ts, cpu))
+    p99 = 0.05 + rng.normal(0, 0.002, n)
+    p99[breach:] += 0.5
+    series.append(make_series("model_latency_p99_seconds", {"model": "m"}, ts, p99))
+    nodes = [{"id": "model:m", "kind": "model"}]
+    edges = []
+    for k in range(3):
+        nodes += [
+            {"id": f"instance:i-{k}", "kind": "instance"},
+            {"id": f"host:h-{k}", "kind": "host"},
+        ]
+        edges += [
+            {"from": f"instance:i-{k}", "to": "model:m", "kind": "serves"},
+            {"from": f"instance:i-{k}", "to": f"host:h-{k}", "kind": "runs_on"},
+        ]
+    sla = {
+        "name": "m p99",
+        "metric": "model_latency_p99_seconds",
+        "labels": {"model": "m"},
+        "aggregate": "max",
+        "op": ">",
+        "threshold": 0.3,
+        "for_seconds": 10,
+    }
+    bundle = Bundle(series=series, changes=[], topology={"nodes": nodes, "edges": edges}, sla=sla)
+    suspects = analyze(bundle)["suspects"]
+    assert suspects[0]["metric"] == "model_requests_per_second"
+    cpu = next(s for s in suspects if s["metric"] == "node_cpu_utilization_percent")
+    assert "follows model requests per second" in cpu["evidence"]
+
+
 def _shuffled(bundle: Bundle, seed: int) -> Bundle:
     series = list(bundle.series)
     np.random.default_rng(seed).shuffle(series)

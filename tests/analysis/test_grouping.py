@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from correlator.analysis import analyze
-from correlator.analysis.grouping import group_series, sibling_counts, subject
+from correlator.analysis.grouping import first_onsets, group_series, sibling_counts, subject
 from correlator.bundle import read_bundle
 from tests.analysis.conftest import PUBLIC
 
@@ -62,3 +63,17 @@ def test_no_two_of_the_top_five_are_one_metric_on_sibling_series(case):
         key = subject(s["metric"], s["labels"]) or (s["metric"], tuple(sorted(s["labels"].items())))
         assert key not in seen, (s["metric"], s["labels"])
         seen.add(key)
+
+
+def test_copies_of_a_signal_began_with_their_first_live_copy():
+    names = ["q", "q", "q", "q", "cpu"]
+    labels = [
+        {"model": "m", "instance": "i-0"},
+        {"model": "m", "instance": "i-1"},
+        {"model": "m", "instance": "i-2"},  # never out of range: keeps its own onset
+        {"model": "n", "instance": "j-0"},  # another model: another signal
+        {"host": "h"},  # no copies
+    ]
+    onset = np.array([300.0, 100.0, 50.0, 200.0, 400.0])
+    live = np.array([True, True, False, True, True])
+    assert first_onsets(names, labels, onset, live).tolist() == [100.0, 100.0, 50.0, 200.0, 400.0]
