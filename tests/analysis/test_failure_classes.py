@@ -41,16 +41,21 @@ def _case(n: int, breach: int, edit, *, seed: int = 0, baseline: bool = False) -
                 level = 0.3 + 0.1 * SERVICES.index(svc)
             noise = 0.02 if "cpu" in name else abs(level) * 0.01 + 1e-3
             base.append(make_series(name, {"service": svc}, bts, level + brng.normal(0, noise, n)))
-    sla = {
-        "name": "front p99",
-        "metric": "latency_p99_seconds",
-        "labels": {"service": "front"},
+    sla = _sla("latency_p99_seconds", {"service": "front"})
+    return Bundle(series=series, changes=[], topology={}, sla=sla, baseline=base)
+
+
+def _sla(metric: str, labels: dict[str, str]) -> dict:
+    """Return an SLA on a p99 latency in seconds: above 0.3 s for 10 s."""
+    return {
+        "name": f"{next(iter(labels.values()))} p99",
+        "metric": metric,
+        "labels": labels,
         "aggregate": "max",
         "op": ">",
         "threshold": 0.3,
         "for_seconds": 10,
     }
-    return Bundle(series=series, changes=[], topology={}, sla=sla, baseline=base)
 
 
 def _suspects(bundle: Bundle, config: Config | None = None) -> list[tuple]:
@@ -235,15 +240,7 @@ def test_a_surge_explains_a_host_cpu_by_when_the_surge_began_not_when_its_copy_t
             {"from": f"instance:i-{k}", "to": "model:m", "kind": "serves"},
             {"from": f"instance:i-{k}", "to": f"host:h-{k}", "kind": "runs_on"},
         ]
-    sla = {
-        "name": "m p99",
-        "metric": "model_latency_p99_seconds",
-        "labels": {"model": "m"},
-        "aggregate": "max",
-        "op": ">",
-        "threshold": 0.3,
-        "for_seconds": 10,
-    }
+    sla = _sla("model_latency_p99_seconds", {"model": "m"})
     bundle = Bundle(series=series, changes=[], topology={"nodes": nodes, "edges": edges}, sla=sla)
     suspects = analyze(bundle)["suspects"]
     assert suspects[0]["metric"] == "model_requests_per_second"

@@ -76,18 +76,23 @@ def test_support_counts_anomalous_callers_of_unexplained_nodes():
     assert w.tolist() == [1.5]
 
 
-def test_a_much_weaker_anomaly_below_does_not_explain():
-    graph = Topology.from_dict(TOPO)
-    p = Placement([["service:b"], ["service:c"]], ["service:b", "service:c"], np.array([1, 2]))
-    kw = dict(
-        onset_t=np.array([100.0, 100.0]),
+def _explain_kw(p: Placement, onsets: list[float], *, step: float = 60, **more) -> dict:
+    """Return ``explained_by``'s arguments on TOPO but the candidates and severities."""
+    return dict(
+        onset_t=np.array(onsets),
         p=p,
-        graph=graph,
-        step=60,
+        graph=Topology.from_dict(TOPO),
+        step=step,
         margin_s=30.0,
         ratio=0.5,
-        propagates=np.ones(2, dtype=bool),
-        demand=np.zeros(2, dtype=bool),
+        **more,
+    )
+
+
+def test_a_much_weaker_anomaly_below_does_not_explain():
+    p = Placement([["service:b"], ["service:c"]], ["service:b", "service:c"], np.array([1, 2]))
+    kw = _explain_kw(
+        p, [100.0, 100.0], propagates=np.ones(2, dtype=bool), demand=np.zeros(2, dtype=bool)
     )
     cand = np.array([0, 1])
     w, who = explained_by(cand, sev=np.array([1.0, 0.3]), **kw)  # weak below
@@ -97,23 +102,13 @@ def test_a_much_weaker_anomaly_below_does_not_explain():
 
 
 def test_a_fault_below_explains_latency_and_errors_above_not_resources():
-    graph = Topology.from_dict(TOPO)
     names = ["latency_p99", "cpu_usage_percent", "latency_p99"]
     p = Placement(
         [["service:b"], ["service:b"], ["service:c"]],
         ["service:b", "service:b", "service:c"],
         np.array([1, 1, 2]),
     )
-    kw = dict(
-        sev=np.array([0.8, 0.8, 0.8]),
-        onset_t=np.array([100.0, 100.0, 100.0]),
-        p=p,
-        graph=graph,
-        step=60,
-        margin_s=30.0,
-        ratio=0.5,
-        demand=nodes.demand(names),
-    )
+    kw = _explain_kw(p, [100.0] * 3, sev=np.array([0.8, 0.8, 0.8]), demand=nodes.demand(names))
     assert nodes.propagates(names).tolist() == [True, False, True]
     w, who = explained_by(np.array([0, 1, 2]), propagates=nodes.propagates(names), **kw)
     # c's latency explains b's latency; b's CPU is b's own.
@@ -123,16 +118,12 @@ def test_a_fault_below_explains_latency_and_errors_above_not_resources():
 
 
 def test_demand_is_explained_by_demand_or_retries_never_by_a_resource():
-    graph = Topology.from_dict(TOPO)
     names = ["requests_per_second", "gpu_temperature_celsius", "error_rate", "requests_per_second"]
     p = Placement([["service:b"]] * 4, ["service:b"] * 4, np.array([1, 1, 1, 1]))
-    kw = dict(
-        onset_t=np.array([300.0, 100.0, 100.0, 100.0]),  # the first row moved last
-        p=p,
-        graph=graph,
+    kw = _explain_kw(
+        p,
+        [300.0, 100.0, 100.0, 100.0],  # the first row moved last
         step=10,
-        margin_s=30.0,
-        ratio=0.5,
         propagates=nodes.propagates(names),
         demand=nodes.demand(names),
     )
