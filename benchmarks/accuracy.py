@@ -176,7 +176,8 @@ CHOICES = {
 }
 
 
-def _ac(hits: list[int | None]) -> tuple[float, float]:
+def ac_figures(hits: list[int | None]) -> tuple[float, float]:
+    """Return AC@1 and AC@3 of 1-based ranks (None: not in the list)."""
     n = len(hits) or 1
     return (
         sum(1 for h in hits if h == 1) / n,
@@ -216,7 +217,7 @@ def leave_one_set_out(folders: list[Path]) -> list[str]:
 
     def objective(k: int, sets) -> tuple:
         # Each set counts the same; ties go to the choice nearest the current defaults.
-        score = sum(sum(_ac(hits[k][f])) / 2 for f in sets) / len(sets)
+        score = sum(sum(ac_figures(hits[k][f])) / 2 for f in sets) / len(sets)
         moved = sum(getattr(default, n) != v for n, v in grid[k].items())
         return (round(score, 6), -moved)
 
@@ -227,8 +228,8 @@ def leave_one_set_out(folders: list[Path]) -> list[str]:
     for f in folders:
         others = [g for g in folders if g != f]
         k = max(range(len(grid)), key=lambda k: objective(k, others)) if others else best_all
-        a1, a3 = _ac(hits[k][f])
-        mine = _ac(hits[here][f]) if here is not None else (math.nan, math.nan)
+        a1, a3 = ac_figures(hits[k][f])
+        mine = ac_figures(hits[here][f]) if here is not None else (math.nan, math.nan)
         changed = {n: v for n, v in grid[k].items() if v != current[n]} or "the defaults"
         lines.append(
             f"{f}: in-sample AC@1 {mine[0]:.2f} AC@3 {mine[1]:.2f} | left out AC@1 {a1:.2f}"
@@ -253,7 +254,7 @@ def order_spread(folder: Path, shuffles: int) -> list[str]:
             np.random.default_rng(seed).shuffle(series)
             found = analyze(dataclasses.replace(bundle, series=series))["suspects"]
             ranks[case.name].append(first_hit(found[:5], truth))
-    per_seed = [_ac([r[k] for r in ranks.values()]) for k in range(shuffles)]
+    per_seed = [ac_figures([r[k] for r in ranks.values()]) for k in range(shuffles)]
     ac1, ac3 = [a for a, _ in per_seed], [b for _, b in per_seed]
     moved = [f"{name} {r}" for name, r in ranks.items() if len(set(r)) > 1]
     return [

@@ -6,9 +6,9 @@ Writes the same batches (500 series x 20 points each, sorted by key, as ``store_
 sends them) the store's own way into tables that differ only in their key:
 - PostgreSQL, binary COPY: ``samples``' layout (primary key (hour, series_id, ts)), the same
   table UNLOGGED (no WAL), and an unindexed table; rows/s and WAL bytes a row.
-- SQLite, the store's multi-row INSERT: ``samples``' WITHOUT ROWID layout, an unindexed
-  table, and the same statements bound to a query that writes nothing (parameter binding
-  alone).
+- SQLite, through the store's own insert (``samples._insert_sqlite``): ``samples``' WITHOUT
+  ROWID layout and an unindexed table; and the same parameters bound to statements that
+  write nothing (parameter binding alone).
 
 ``benchmarks/ingest.py`` compares end-to-end ingest with an unindexed table; this shows how
 much of the gap is the engine's B-tree, which no change in the service can remove.
@@ -30,11 +30,18 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from correlator.store.dialect import qmark_rows  # noqa: E402
-from correlator.store.samples import SampleColumns, _copy_binary, _sqlite_params  # noqa: E402
+from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement  # noqa: E402
+from correlator.store.engine import SQLITE_PAGE_SIZE  # noqa: E402
+from correlator.store.samples import (  # noqa: E402
+    _SQLITE_ROWS,
+    SampleColumns,
+    _copy_binary,
+    _insert_sqlite,
+    _sqlite_params,
+)
 
 PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
-SERIES, POINTS, ROWS_PER_STATEMENT = 500, 20, 8000
+SERIES, POINTS = 500, 20
 COLUMNS = "(hour int4, series_id int4, ts int8, value float8"
 PG_TABLES = {
     "keyed": f"CREATE TABLE t {COLUMNS}, PRIMARY KEY (hour, series_id, ts))",
@@ -42,11 +49,10 @@ PG_TABLES = {
     "unindexed": f"CREATE TABLE t {COLUMNS})",
 }
 SQLITE_KEYED = (
-    "CREATE TABLE t (hour INTEGER NOT NULL, series_id INTEGER NOT NULL, ts INTEGER NOT NULL, "
+    "CREATE TABLE samples (hour INTEGER NOT NULL, series_id INTEGER NOT NULL, ts INTEGER NOT NULL, "
     "value REAL, PRIMARY KEY (hour, series_id, ts)) WITHOUT ROWID"
 )
-SQLITE_PLAIN = "CREATE TABLE t (hour INTEGER, series_id INTEGER, ts INTEGER, value REAL)"
-SQLITE_INSERT = "INSERT INTO t (hour, series_id, ts, value) VALUES {} ON CONFLICT DO NOTHING"
+SQLITE_PLAIN = "CREATE TABLE samples (hour INTEGER, series_id INTEGER, ts INTEGER, value REAL)"
 SQLITE_BIND_ONLY = "SELECT 1 WHERE 0 AND 1 IN (VALUES {})"
 
 
@@ -98,24 +104,26 @@ def postgres(batches: list[SampleColumns]) -> None:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def _sqlite_rate(path: Path, ddl: str, sql: str, batches: list[SampleColumns]) -> float:
+def _bind_only(conn: sqlite3.Connection, cols: SampleColumns) -> None:
+    """Bind a batch's parameters as ``_insert_sqlite`` does, to statements that write nothing."""
+    flat, n, at = _sqlite_params(cols), len(cols), 0
+    step = sqlite_rows_per_statement(conn, 4, _SQLITE_ROWS)
+    while at < n:
+        size = step if n - at >= step else 1 << ((n - at).bit_length() - 1)
+        conn.execute(SQLITE_BIND_ONLY.format(qmark_rows(size, 4)), flat[4 * at : 4 * (at + size)])
+        at += size
+
+
+def _sqlite_rate(path: Path, ddl: str, write, batches: list[SampleColumns]) -> float:
     conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA page_size=16384")
+    conn.execute(f"PRAGMA page_size={SQLITE_PAGE_SIZE}")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(ddl)
     start = time.perf_counter()
     for b in batches:
-        flat, n, at = _sqlite_params(b), len(b), 0
         conn.execute("BEGIN")
-        while at < n:
-            size = (
-                ROWS_PER_STATEMENT
-                if n - at >= ROWS_PER_STATEMENT
-                else 1 << ((n - at).bit_length() - 1)
-            )
-            conn.execute(sql.format(qmark_rows(size, 4)), flat[4 * at : 4 * (at + size)])
-            at += size
+        write(conn, b)
         conn.execute("COMMIT")
     rate = sum(len(b) for b in batches) / (time.perf_counter() - start)
     conn.close()
@@ -123,14 +131,14 @@ def _sqlite_rate(path: Path, ddl: str, sql: str, batches: list[SampleColumns]) -
 
 
 def sqlite(batches: list[SampleColumns]) -> None:
-    """Print multi-row INSERT rows/s into each SQLite table, and binding alone."""
+    """Print the store's INSERT rows/s into each SQLite table, and binding alone."""
     with tempfile.TemporaryDirectory() as tmp:
-        for label, ddl, sql in (
-            ("keyed", SQLITE_KEYED, SQLITE_INSERT),
-            ("unindexed", SQLITE_PLAIN, SQLITE_INSERT),
-            ("binding only", SQLITE_KEYED, SQLITE_BIND_ONLY),
+        for label, ddl, write in (
+            ("keyed", SQLITE_KEYED, _insert_sqlite),
+            ("unindexed", SQLITE_PLAIN, _insert_sqlite),
+            ("binding only", SQLITE_KEYED, _bind_only),
         ):
-            rate = _sqlite_rate(Path(tmp) / f"{label[:4]}.db", ddl, sql, batches)
+            rate = _sqlite_rate(Path(tmp) / f"{label[:4]}.db", ddl, write, batches)
             print(f"sqlite     {label:16s} {rate:>10,.0f} rows/s")
 
 

@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from accuracy import first_hit  # noqa: E402
+from accuracy import ac_figures, first_hit  # noqa: E402
 
 from correlator.analysis import analyze  # noqa: E402
 from correlator.bundle import Bundle, Series, read_bundle  # noqa: E402
@@ -68,14 +68,6 @@ def noisy(bundle: Bundle, rng: np.random.Generator, factor: float) -> Bundle:
     return replace(bundle, series=out)
 
 
-def _ac(hits: list[int | None]) -> tuple[float, float]:
-    n = len(hits) or 1
-    return (
-        sum(1 for h in hits if h == 1) / n,
-        sum(1 for h in hits if h is not None and h <= 3) / n,
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     """Print the figures of each folder as it is and of its variants."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -108,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                     if args.cases and hit != first:
                         print(f"    {name:7s} seed {seed}  {case.name:45s} {first} -> {hit}")
         for (name, _seed), got in hits.items():
-            moved[name].append(_ac(got))
-        a1, a3 = _ac(base)
+            moved[name].append(ac_figures(got))
+        a1, a3 = ac_figures(base)
         line = [f"== {folder} ({len(cases)} cases)", f"  as they are  AC@1 {a1:.2f}  AC@3 {a3:.2f}"]
         for name, figures in moved.items():
             m1 = float(np.mean([f[0] for f in figures]))

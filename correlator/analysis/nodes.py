@@ -51,9 +51,9 @@ def traffic_weight(
 ) -> np.ndarray:
     """Weight traffic series of called nodes by ``weight``: their load is set by their callers."""
     out = np.ones(len(names))
-    for i, name in enumerate(names):
+    for i in np.flatnonzero(demand(names)):
         node = primary[i]
-        if node is not None and up.get(node) and metric_kind(name) == "traffic":
+        if node is not None and up.get(node):
             out[i] = weight
     return out
 
