@@ -248,15 +248,20 @@ def latest_before(
     return int(ts[i]), float(values[i])
 
 
-def raw_array(*, conn: Connection, hours: Sequence[int]) -> np.ndarray:
-    """Return the raw (series_id, ms, value) rows of these hours, sorted; NULL becomes NaN."""
+def raw_array(
+    *, conn: Connection, hours: Sequence[int], series: tuple[int, int | None] = (0, None)
+) -> np.ndarray:
+    """Return the raw (series_id, ms, value) rows of these hours, sorted; NULL becomes NaN.
+
+    ``series`` bounds the series ids: the first, and the first left out (None: no bound).
+    """
+    first, stop = series
+    where = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
+    if stop is not None:
+        where += f" AND series_id < {int(stop)}"
     cur = driver_connection(conn).cursor()
     try:  # plain driver tuples: numpy reads them many times faster than Row objects
-        cur.execute(
-            "SELECT series_id, ts, value FROM samples "
-            f"WHERE hour IN ({','.join(str(int(h)) for h in hours)}) "
-            "ORDER BY series_id, ts"
-        )
+        cur.execute(f"SELECT series_id, ts, value FROM samples WHERE {where} ORDER BY 1, 2")
         rows = cur.fetchall()
     finally:
         cur.close()

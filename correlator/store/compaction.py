@@ -2,13 +2,14 @@
 
 A pass compacts, oldest first, at most ``max_hours`` hours that ended ``head_seconds`` ago
 (at least an hour) and still hold raw samples, late ones of a compacted hour included.
-Each hour, or a run of hours of one day when catching up, is one transaction holding the
-chunk writers' lock alone (``chunks.lock_chunks``): its raw rows are merged into each
-series' chunk, then deleted. A series' newest chunk of the
-day takes the hour while it holds fewer than ``target`` samples; past that, a new chunk
-starts. The hour's 1-minute rollups go (chunks answer stepped reads themselves) and it
-becomes COMPACTED (``rollup_state``). Hours retention rolled up and emptied (EXPIRED) are
-left to retention, which merges their late samples into the rollups.
+Each transaction (about ``GROUP_ROWS`` samples: a run of hours of one day when catching up,
+or whole series of a larger hour) holds the chunk writers' lock alone
+(``chunks.lock_chunks``): its raw rows are merged into each series' chunk, then deleted.
+A series' newest chunk of the day takes the hour while it holds fewer than ``target``
+samples; past that, a new chunk starts. Once all its series are done, the hour's 1-minute
+rollups go (chunks answer stepped reads themselves) and it becomes COMPACTED
+(``rollup_state``). Hours retention rolled up and emptied (EXPIRED) are left to retention,
+which merges their late samples into the rollups.
 """
 
 from __future__ import annotations
@@ -44,8 +45,17 @@ from correlator.store.rollup_state import (
 from correlator.store.series import CHUNK
 
 TARGET = 1024  # samples a chunk grows to before the next one starts (>= 1 hour each)
-GROUP_ROWS = 500_000  # raw samples compacted in one transaction, about (one hour at least)
+# Raw samples compacted in one transaction, about: several small hours of a day, or whole
+# series of a larger hour, so a fleet's hour (72 million samples at 20,000/s) never sits in
+# memory at once.
+GROUP_ROWS = 500_000
+# SQLite has one writer: smaller transactions there, so ingest waits well under a second.
+SQLITE_SLICE_ROWS = 100_000
 MIN_HEAD_S = 3600
+# SQLite's busy handler retries a waiting writer (ingest) after at most as long as it has
+# waited, and every 100 ms at most: a pause between compaction transactions as long as the
+# last one, up to that, lets it in instead of waiting out the whole pass.
+WRITER_GAP_S = 0.1
 
 _LATEST = text(
     "SELECT c.series_id, c.hour, c.end_hour, c.ts, c.value FROM sample_chunks c JOIN "
@@ -101,16 +111,22 @@ def merge(chunk: Chunk, ts: np.ndarray, values: np.ndarray, hour: int) -> Chunk:
 
 
 def compact_hours(
-    *, conn: Connection, hours: Sequence[int], target: int = TARGET
+    *,
+    conn: Connection,
+    hours: Sequence[int],
+    target: int = TARGET,
+    series: tuple[int, int | None] = (0, None),
 ) -> tuple[int, int]:
     """Move the raw samples of these hours (one day, ascending) into chunks.
 
-    Return (samples moved, chunks written). Several hours at once only where no chunk starts
-    among them after the first (``_group``): each series' chunks come out as hour-by-hour
-    passes would build them, encoded once instead of once an hour.
+    Only those of ``series`` (the first id, and the first left out); with no upper bound
+    the hours are done: their rollups go and they become COMPACTED. Return (samples moved,
+    chunks written). Several hours at once only where no chunk starts among them after the
+    first (``_group``): each series' chunks come out as hour-by-hour passes would build
+    them, encoded once instead of once an hour.
     """
     lock_chunks(conn=conn, shared=False)
-    arr = raw_array(conn=conn, hours=hours)
+    arr = raw_array(conn=conn, hours=hours, series=series)
     out: list[Chunk] = []
     if len(arr):
         sid = arr[:, 0].astype(np.int64)
@@ -123,11 +139,49 @@ def compact_hours(
             )
         write_chunks(conn=conn, chunks=out)
     listed = ",".join(str(int(h)) for h in hours)
-    conn.exec_driver_sql(f"DELETE FROM samples WHERE hour IN ({listed})")
-    # Chunks answer stepped reads faster than the rollups and hold the exact extremes.
-    conn.exec_driver_sql(f"DELETE FROM samples_1m WHERE hour IN ({listed})")
-    set_states(conn=conn, hours=hours, state=COMPACTED)
+    first, stop = series
+    moved = f"hour IN ({listed}) AND series_id >= {int(first)}"
+    if stop is not None:
+        moved += f" AND series_id < {int(stop)}"
+    conn.exec_driver_sql(f"DELETE FROM samples WHERE {moved}")
+    if stop is None:
+        # Chunks answer stepped reads faster than the rollups and hold the exact extremes.
+        conn.exec_driver_sql(f"DELETE FROM samples_1m WHERE hour IN ({listed})")
+        set_states(conn=conn, hours=hours, state=COMPACTED)
     return len(arr), len(out)
+
+
+@dataclass(slots=True)
+class _Slice:
+    """Where a group of hours goes on: series ids from ``first``, ``width`` of them next."""
+
+    first: int
+    width: int
+    last: int  # the group's last series id when it began: past it, the rest goes at once
+
+    def bounds(self) -> tuple[int, int | None]:
+        """Return the ids of this transaction: the first, and the first left out or None."""
+        stop = self.first + self.width
+        return self.first, stop if stop <= self.last else None
+
+    def after(self, moved: int, rows: int) -> _Slice:
+        """Return the next slice, its width scaled (at most 4 times) toward ``rows`` samples."""
+        width = max(1, min(4 * self.width, self.width * rows // max(moved, 1)))
+        return _Slice(self.first + self.width, width, self.last)
+
+
+def _first_slice(conn: Connection, hours: Sequence[int], rows: int) -> _Slice:
+    """Return a group's first slice: from its first series, as many as its rows suggest."""
+    listed = ",".join(str(int(h)) for h in hours)
+    lo, hi = conn.exec_driver_sql(
+        f"SELECT MIN(series_id), MAX(series_id) FROM samples WHERE hour IN ({listed})"
+    ).one()
+    if lo is None:
+        return _Slice(0, 1, -1)  # nothing raw: one transaction marks the hours done
+    per_series = conn.exec_driver_sql(
+        f"SELECT COUNT(*) FROM samples WHERE hour IN ({listed}) AND series_id = {int(lo)}"
+    ).scalar_one()
+    return _Slice(int(lo), max(1, rows // max(per_series, 1)), int(hi))
 
 
 def _series_chunks(
@@ -159,7 +213,10 @@ def _group(conn: Connection, todo: Sequence[int], group_rows: int) -> list[int]:
     together gives the chunks hour-by-hour passes would.
     """
     first = todo[0]
-    rows = conn.exec_driver_sql(f"SELECT COUNT(*) FROM samples WHERE hour = {int(first)}")
+    rows = conn.exec_driver_sql(  # counted up to group_rows: a large hour goes alone anyway
+        "SELECT COUNT(*) FROM "
+        f"(SELECT 1 FROM samples WHERE hour = {int(first)} LIMIT {int(group_rows)}) AS h"
+    )
     most = max(1, group_rows // max(rows.scalar_one(), 1))
     group = [first]
     for hour in todo[1:most]:
@@ -201,32 +258,50 @@ def compact(
     max_hours: int = 24,
     target: int = TARGET,
     group_rows: int = GROUP_ROWS,
+    slice_rows: int | None = None,
     progress: Callable[[int, int, CompactionReport], None] | None = None,
 ) -> CompactionReport:
     """Compact at most max_hours complete hours older than the head, oldest first.
 
-    Each transaction (an hour, or consecutive hours of one day) commits on its own, so a pass
-    stopped half way keeps what it did and the next one goes on. ``progress(done, total,
-    report)`` is called after each, with hours done and to do.
+    Each transaction commits on its own: consecutive hours of one day holding about
+    ``group_rows`` samples, or whole series of a larger hour holding about ``slice_rows``
+    (by default ``GROUP_ROWS``, on SQLite ``SQLITE_SLICE_ROWS``). So a pass stopped half way
+    keeps what it did and the next one goes on. ``progress(done, total, report)`` is called
+    after each, with hours done and to do.
     """
     began = time.perf_counter()
+    sqlite = engine.dialect.name == "sqlite"
+    rows = slice_rows or (SQLITE_SLICE_ROWS if sqlite else GROUP_ROWS)
     end_hour = open_hour(now=now, seconds=max(head_seconds, MIN_HEAD_S))
     report = CompactionReport()
     with engine.connect() as conn:
         todo = pending_hours(conn=conn, end_hour=end_hour)
     report.pending = max(len(todo) - max_hours, 0)
     batch = todo[:max_hours]
-    done = 0
+    done, group = 0, list[int]()
+    at: _Slice | None = None  # where the group of hours under way goes on
     while done < len(batch):
+        held = time.perf_counter()
         with write_transaction(engine) as conn:
-            group = _group(conn, batch[done:], group_rows)
-            moved, written = compact_hours(conn=conn, hours=group, target=target)
-        report.hours += group
+            if at is None:
+                group = _group(conn, batch[done:], min(group_rows, rows))
+                at = _first_slice(conn, group, rows)
+            first, stop = at.bounds()
+            moved, written = compact_hours(
+                conn=conn, hours=group, target=target, series=(first, stop)
+            )
         report.samples += moved
         report.chunks += written
-        done += len(group)
+        if stop is None:
+            report.hours += group
+            done += len(group)
+            at = None
+        else:
+            at = at.after(moved, rows)
         if progress:
             progress(done, len(batch), report)
+        if sqlite and done < len(batch):  # let a writer waiting since then in first
+            time.sleep(min(WRITER_GAP_S, time.perf_counter() - held))
     with write_transaction(engine) as conn:  # PostgreSQL: emptied past days free their files
         truncate_empty_days(conn=conn, before_day=end_hour // DAY_HOURS)
     report.seconds = round(time.perf_counter() - began, 3)

@@ -368,3 +368,76 @@ def test_hours_compacted_together_give_the_chunks_of_one_hour_at_a_time(engine):
     assert together.chunks < one_by_one.chunks  # fewer writes for the same chunks
     with engine.connect() as conn:
         assert conn.exec_driver_sql(query).all() == expected
+
+
+def test_a_large_hour_compacts_in_transactions_of_whole_series(engine):
+    """Each series' chunks come out as one transaction for the hour would build them."""
+    _store(engine, hours=6.0)  # 240 samples a series an hour: 300 rows take one series
+    query = "SELECT * FROM sample_chunks ORDER BY series_id, hour"
+    whole = compact(engine=engine, now=NOW, head_seconds=3600, max_hours=100, group_rows=10**9)
+    with engine.connect() as conn:
+        expected = conn.exec_driver_sql(query).all()
+        conn.exec_driver_sql("DELETE FROM sample_chunks")
+        conn.commit()
+    ids, t0 = _store(engine, hours=6.0)  # the same samples again, raw
+    before = read_samples(engine, ids, t0 - 1, NOW + 1)
+    calls = []
+    sliced = compact(
+        engine=engine,
+        now=NOW,
+        head_seconds=3600,
+        max_hours=100,
+        slice_rows=300,
+        progress=lambda done, total, report: calls.append(done),
+    )
+    assert sliced.hours == whole.hours and sliced.samples == whole.samples
+    assert len(calls) == 4 * len(sliced.hours)  # a transaction a series an hour
+    assert calls == sorted(calls) and calls[:4] == [0, 0, 0, 1]
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql(query).all() == expected
+    _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)
+
+
+def test_a_pass_stopped_inside_an_hour_keeps_late_samples_and_finishes_it(engine):
+    from correlator.store.rollup_state import COMPACTED, hour_states
+    from correlator.store.rollups import roll_up
+
+    ids, t0 = _store(engine, hours=3.0)  # hours 10 (from 10:20) and 11 compact, not 12
+    roll_up(engine=engine, now=NOW, max_hours=100)
+    hour = int(t0 * 1000) // HOUR_MS
+    window = (hour * 3600.0, hour * 3600 + 3599.999)
+    before = read_samples(engine, ids, t0 - 1, NOW + 1)
+    minutes = read_samples(engine, ids, *window, step=60)
+
+    def stop(done, total, report):
+        raise KeyboardInterrupt  # after the first series of the first hour committed
+
+    with pytest.raises(KeyboardInterrupt):
+        compact(engine=engine, now=NOW, head_seconds=3600, slice_rows=300, progress=stop)
+    _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)  # one series chunked
+    with engine.connect() as conn:
+        held = conn.exec_driver_sql("SELECT DISTINCT series_id FROM sample_chunks").all()
+        assert held == [(ids[0],)]
+        assert hour_states(conn=conn, first=hour, last=hour)[hour] != COMPACTED
+    # Its rollups stay until the whole hour is done: stepped reads of it are unchanged.
+    assert _buckets(read_samples(engine, ids, *window, step=60), 60) == _buckets(minutes, 60)
+
+    # Between two transactions, a resend and a new late sample for the chunked series.
+    taken = before[ids[0]]
+    late = [float(taken.ts[3]), hour * 3600 + 0.5]
+    assert insert_samples(engine, [ids[0]], [late], [[-1.0, 77.25]]) == 1
+    rest = compact(engine=engine, now=NOW, head_seconds=3600, slice_rows=300)
+    assert rest.hours == [hour, hour + 1]
+    with engine.connect() as conn:
+        states = hour_states(conn=conn, first=hour, last=hour + 1)
+        assert states == {hour: COMPACTED, hour + 1: COMPACTED}
+        assert (
+            conn.exec_driver_sql(f"SELECT COUNT(*) FROM samples WHERE hour <= {hour + 1}").scalar()
+            == 0
+        )
+    got = read_samples(engine, ids, hour * 3600, NOW + 1)
+    at = dict(zip(got[ids[0]].ts.tolist(), got[ids[0]].values.tolist(), strict=True))
+    assert len(at) == len(taken.ts) + 1
+    assert at[late[0]] == taken.values[3] and at[late[1]] == 77.25
+    del got[ids[0]], before[ids[0]]
+    _same(got, before)

@@ -1,0 +1,140 @@
+"""How long ingest waits while a compaction pass runs, per engine.
+
+For each engine it stores one complete hour of ``--series`` series ``--step`` seconds apart
+(1,000 series a second apart: the 1,000 samples/s of one machine), then compacts it while
+another thread of the same process writes 200 series of one fresh point every 50 ms, as
+agents do. It prints the pass's wall and CPU time, the process's peak memory over what it
+held before, and the writes' latency (median, p99, max): on SQLite, one writer at a time,
+a write waits for the compaction transaction ahead; on either, for the Python work of the
+pass (the GIL).
+
+    python benchmarks/compaction_wait.py
+    python benchmarks/compaction_wait.py --engines sqlite --series 2000 --slice-rows 500000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ingest import drop_pg, pg_database  # noqa: E402  (benchmarks/ingest.py)
+
+
+def fill_hour(engine, n_series: int, step: float, hour_start: float) -> list[int]:
+    """Store one hour of every series through the store's ingest path; return series ids."""
+    from correlator.store.engine import write_transaction
+    from correlator.store.samples import insert_columns, sample_columns
+    from correlator.store.series import ensure_series
+
+    with write_transaction(engine) as conn:
+        ids = ensure_series(
+            conn=conn, items={f"s{i}": ("bench_metric", {"i": str(i)}) for i in range(n_series)}
+        )
+    sids = [ids[f"s{i}"] for i in range(n_series)]
+    ts = np.arange(hour_start, hour_start + 3600, step).tolist()
+    rng = np.random.default_rng(7)
+    for i in range(0, n_series, 250):
+        group = sids[i : i + 250]
+        values = [rng.random(len(ts)).round(3).tolist() for _ in group]
+        with write_transaction(engine) as conn:
+            insert_columns(conn=conn, cols=sample_columns(group, [ts] * len(group), values))
+    return sids
+
+
+def measure(url: str, args) -> None:
+    """Compact the stored hour while writing fresh points; print both."""
+    from correlator.store.compaction import compact
+    from correlator.store.engine import make_engine, write_transaction
+    from correlator.store.migrate import upgrade
+    from correlator.store.samples import insert_columns, sample_columns
+
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        hour_start = (time.time() // 3600 - 3) * 3600  # complete, past the head
+        sids = fill_hour(engine, args.series, args.step, hour_start)
+        waits: list[float] = []
+        stop = threading.Event()
+
+        def write() -> None:
+            k = 0
+            while not stop.is_set():
+                at = (k * 200) % len(sids)
+                group = sids[at : at + 200]
+                began = time.perf_counter()
+                with write_transaction(engine) as conn:
+                    cols = sample_columns(group, [[time.time()]] * len(group), [[1.0]] * len(group))
+                    insert_columns(conn=conn, cols=cols)
+                waits.append(time.perf_counter() - began)
+                k += 1
+                time.sleep(0.05)
+
+        me, rss = psutil.Process(), []
+
+        def watch() -> None:
+            while not stop.is_set():
+                rss.append(me.memory_info().rss)
+                time.sleep(0.02)
+
+        threads = [threading.Thread(target=write), threading.Thread(target=watch)]
+        for thread in threads:
+            thread.start()
+        time.sleep(1.0)
+        base = me.memory_info().rss
+        cpu, wall = time.process_time(), time.perf_counter()
+        report = compact(engine=engine, head_seconds=3600, max_hours=10, slice_rows=args.slice_rows)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        time.sleep(1.0)
+        stop.set()
+        for thread in threads:
+            thread.join()
+    finally:
+        engine.dispose()
+    ms = np.array(waits) * 1000
+    print(
+        f"{engine.dialect.name:10s} compaction {report.samples:,} samples in {wall:.1f} s "
+        f"({report.samples / wall:,.0f}/s, process CPU {cpu:.1f} s with the writes, "
+        f"RSS +{(max(rss) - base) / 2**20:,.0f} MiB) | "
+        f"{len(ms)} writes: median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.0f} ms, "
+        f"max {ms.max():.0f} ms"
+    )
+
+
+def main() -> None:
+    """Measure each engine."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--engines", default="sqlite,postgresql")
+    ap.add_argument("--series", type=int, default=1000)
+    ap.add_argument("--step", type=float, default=1.0, help="seconds between samples")
+    ap.add_argument(
+        "--slice-rows",
+        type=int,
+        default=None,
+        help="samples a transaction of a large hour (default: the engine's; 10**12: whole hours)",
+    )
+    args = ap.parse_args()
+    for name in args.engines.split(","):
+        if name == "sqlite":
+            with tempfile.TemporaryDirectory() as folder:
+                measure(f"sqlite:///{folder}/bench.db", args)
+            continue
+        from correlator.store.engine import with_driver
+
+        db, url = pg_database()
+        try:
+            measure(with_driver(url), args)
+        finally:
+            drop_pg(db)
+
+
+if __name__ == "__main__":
+    main()
