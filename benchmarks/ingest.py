@@ -51,13 +51,18 @@ import psutil
 import psycopg
 
 PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
-T0 = 1_700_000_000.0
 SERVE = ("-m", "causeline.cli")
 SERVE_HEAD = str(Path(__file__).with_name("serve_head.py"))  # serves with another head
 
 
 def make_bodies(n_samples: int, per_batch: int, n_series: int, points: int) -> list[bytes]:
-    """Return encoded batches: each covers per_batch // points series, ``points`` steps each."""
+    """Return encoded batches: each covers per_batch // points series, ``points`` steps each.
+
+    The samples begin at the next hour: ingest takes them as fresh, as an agent's (samples
+    of an hour that ended go the late path), and no rollup or compaction pass touches them
+    while the run lasts.
+    """
+    t0 = (time.time() // 3600 + 1) * 3600
     per_series = per_batch // points
     bodies, sent, step = [], 0, 0
     while sent < n_samples:
@@ -66,7 +71,7 @@ def make_bodies(n_samples: int, per_batch: int, n_series: int, points: int) -> l
         series = []
         for i in range(per_series):
             sid = (first + i) % n_series
-            ts = [T0 + 15.0 * (window * points + k) for k in range(points)]
+            ts = [t0 + 15.0 * (window * points + k) for k in range(points)]
             series.append(
                 {
                     "name": f"bench_metric_{sid % 50}",
