@@ -6,7 +6,8 @@ another thread of the same process writes 200 series of one fresh point every 50
 agents do. It prints the pass's wall and CPU time, the process's peak memory over what it
 held before, and the writes' latency (median, p99, max): on SQLite, one writer at a time,
 a write waits for the compaction transaction ahead; on either, for the Python work of the
-pass (the GIL).
+pass (the GIL). Then a late sample for the compacted hour, and the time and memory of the
+rollup pass that rebuilds that hour's 1-minute rollups from its chunks.
 
     python benchmarks/compaction_wait.py
     python benchmarks/compaction_wait.py --engines sqlite --series 2000 --slice-rows 500000
@@ -48,6 +49,32 @@ def fill_hour(engine, n_series: int, step: float, hour_start: float) -> list[int
         with write_transaction(engine) as conn:
             insert_columns(conn=conn, cols=sample_columns(group, [ts] * len(group), values))
     return sids
+
+
+def late_rebuild(engine, series_id: int, hour_start: float) -> tuple[float, int]:
+    """Store a late sample in the compacted hour, roll it up again; return seconds and memory."""
+    from correlator.store.engine import write_transaction
+    from correlator.store.rollups import roll_up
+    from correlator.store.samples import insert_columns, sample_columns
+
+    with write_transaction(engine) as conn:
+        insert_columns(conn=conn, cols=sample_columns([series_id], [[hour_start + 0.5]], [[5.0]]))
+    me, rss, done = psutil.Process(), [], threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            rss.append(me.memory_info().rss)
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    base = me.memory_info().rss
+    watcher.start()
+    began = time.perf_counter()
+    roll_up(engine=engine, max_hours=10)
+    seconds = time.perf_counter() - began
+    done.set()
+    watcher.join()
+    return seconds, max(rss, default=base) - base
 
 
 def measure(url: str, args) -> None:
@@ -97,6 +124,7 @@ def measure(url: str, args) -> None:
         stop.set()
         for thread in threads:
             thread.join()
+        rebuild = late_rebuild(engine, sids[0], hour_start)
     finally:
         engine.dispose()
     ms = np.array(waits) * 1000
@@ -106,6 +134,10 @@ def measure(url: str, args) -> None:
         f"RSS +{(max(rss) - base) / 2**20:,.0f} MiB) | "
         f"{len(ms)} writes: median {np.median(ms):.1f} ms, p99 {np.percentile(ms, 99):.0f} ms, "
         f"max {ms.max():.0f} ms"
+    )
+    print(
+        f"{'':10s} a late sample's rollup of the compacted hour: {rebuild[0]:.1f} s, "
+        f"RSS +{rebuild[1] / 2**20:,.0f} MiB"
     )
 
 

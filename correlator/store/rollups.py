@@ -32,6 +32,8 @@ from correlator.store.rollup_state import (
 )
 from correlator.store.samples import first_hour
 
+REBUILD_SERIES = 200  # series a chunked hour is rolled up by at a time (memory, not speed)
+
 _SELECT = (
     'INSERT INTO samples_1m (hour, series_id, ts, "min", "max", "sum", "count") '
     "SELECT hour, series_id, (ts / 60000) * 60000, MIN(value), MAX(value), SUM(value), "
@@ -139,25 +141,36 @@ def minute_rows(hour: int, arr: np.ndarray) -> list[dict]:
 
 
 def _rebuild_chunked(conn: Connection, hour: int) -> int:
-    """Roll up one hour from its chunks and raw samples; return minutes written."""
-    ids = [
+    """Roll up one hour from its chunks and raw samples; return minutes written.
+
+    ``REBUILD_SERIES`` chunked series at a time, with the raw samples of their range of
+    ids, so memory holds a piece of the hour, not all of it.
+    """
+    ids = sorted(
         r[0]
         for r in conn.exec_driver_sql(
             "SELECT DISTINCT series_id FROM sample_chunks "
             f"WHERE hour >= {chunks.day_start(hour)} AND hour <= {int(hour)} "
             f"AND end_hour >= {int(hour)}"
         )
-    ]
+    )
     window = (hour * HOUR_MS, (hour + 1) * HOUR_MS - 1)
-    held = chunks.window_array(conn=conn, series_ids=ids, hours=[hour], window=window)
-    arr = np.concatenate([held, chunks.raw_array(conn=conn, hours=[hour])])
-    if not len(arr):
-        return 0
-    arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
-    twin = np.r_[False, (np.diff(arr[:, 0]) == 0) & (np.diff(arr[:, 1]) == 0)]
-    rows = minute_rows(hour, arr[~twin])
-    conn.execute(_INSERT, rows)
-    return len(rows)
+    piece = REBUILD_SERIES
+    starts = [0, *ids[piece::piece]]  # piece k: ids[k * piece:][:piece] and raw ones between
+    written = 0
+    for k, (first, stop) in enumerate(zip(starts, [*starts[1:], None], strict=True)):
+        chunked = ids[k * piece : (k + 1) * piece]
+        held = chunks.window_array(conn=conn, series_ids=chunked, hours=[hour], window=window)
+        raw = chunks.raw_array(conn=conn, hours=[hour], series=(first, stop))
+        arr = np.concatenate([held, raw])
+        if not len(arr):
+            continue
+        arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
+        twin = np.r_[False, (np.diff(arr[:, 0]) == 0) & (np.diff(arr[:, 1]) == 0)]
+        rows = minute_rows(hour, arr[~twin])
+        conn.execute(_INSERT, rows)
+        written += len(rows)
+    return written
 
 
 def merge_hours(*, conn: Connection, hours: Sequence[int]) -> int:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from unittest.mock import ANY
 
 import numpy as np
 import pytest
 
-from correlator.store import chunks
+from correlator.store import chunks, rollups
 from correlator.store.compaction import compact, thaw
 from correlator.store.engine import write_transaction
 from correlator.store.retention import run_retention
@@ -170,7 +171,9 @@ def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(
     assert insert_samples(engine, [ids[1]], [late_ts], [late_values]) == 0
 
 
-def test_rollups_rebuilt_from_chunks_equal_rollups_from_raw(engine):
+@pytest.mark.parametrize("piece", [1, 200])  # series rolled up at a time
+def test_rollups_rebuilt_from_chunks_equal_rollups_from_raw(engine, monkeypatch, piece):
+    monkeypatch.setattr(rollups, "REBUILD_SERIES", piece)
     ids, t0 = _store(engine)
     hours = list(range(int(t0 * 1000) // HOUR_MS, int((NOW - 3600) * 1000) // HOUR_MS))
     query = (
@@ -269,10 +272,14 @@ def test_thaw_moves_chunked_samples_back_to_raw(engine):
     _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)
 
 
-def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(engine):
+@pytest.mark.parametrize("piece", [1, 200])  # series rolled up at a time
+def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(
+    engine, monkeypatch, piece
+):
     from correlator.store.rollup_state import COMPACTED, ROLLED, STALE, hour_states
     from correlator.store.rollups import roll_up
 
+    monkeypatch.setattr(rollups, "REBUILD_SERIES", piece)
     ids, t0 = _store(engine)
     roll_up(engine=engine, now=NOW, max_hours=100)
     before = {s: read_samples(engine, ids, t0 - 1, NOW + 1, step=s) for s in (60, 300, 3600)}
@@ -289,20 +296,20 @@ def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(e
 
     hour = report.hours[1]
     late = hour * 3600 + 1.5
-    assert insert_samples(engine, [ids[0]], [[late]], [[1e6]]) == 1
+    assert insert_samples(engine, [ids[0], ids[3]], [[late], [late]], [[1e6], [2e6]]) == 2
     with engine.connect() as conn:
         assert hour_states(conn=conn, first=hour, last=hour) == {hour: STALE}
     roll_up(engine=engine, now=NOW, max_hours=100)  # rebuilt from the chunks and the raw sample
     with engine.connect() as conn:
         assert hour_states(conn=conn, first=hour, last=hour) == {hour: ROLLED}
         top = conn.exec_driver_sql(
-            f'SELECT "max" FROM samples_1m WHERE hour = {hour} AND series_id = {ids[0]} '
-            f"AND ts = {hour * HOUR_MS}"  # the late sample's minute
+            f'SELECT series_id, "max" FROM samples_1m WHERE hour = {hour} '
+            f"AND ts = {hour * HOUR_MS} ORDER BY series_id"  # the late samples' minute
         )
-        assert top.scalar() == 1e6
+        assert dict(top.all()) == {ids[0]: 1e6, ids[1]: ANY, ids[2]: ANY, ids[3]: 2e6}
     assert compact(engine=engine, now=NOW, head_seconds=3600).hours == [hour]
     got = read_samples(engine, ids, hour * 3600, hour * 3600 + 59, step=60)
-    assert got[ids[0]].values.max() == 1e6
+    assert got[ids[0]].values.max() == 1e6 and got[ids[3]].values.max() == 2e6
 
 
 def test_db_compact_converts_a_store_with_progress_and_a_second_run_finds_nothing(
