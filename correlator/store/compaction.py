@@ -3,7 +3,7 @@
 A pass compacts, oldest first, at most ``max_hours`` hours that ended ``head_seconds`` ago
 (at least an hour) and still hold raw samples, late ones of a compacted hour included.
 Each transaction (about ``GROUP_ROWS`` samples: a run of hours of one day when catching up,
-or whole series of a larger hour) holds the chunk writers' lock alone
+or whole series of a larger hour or run) holds the chunk writers' lock alone
 (``chunks.lock_chunks``): its raw rows are merged into each series' chunk, then deleted.
 A series' newest chunk of the day takes the hour while it holds fewer than ``target``
 samples; past that, a new chunk starts. Once all its series are done, the hour's 1-minute
@@ -45,9 +45,9 @@ from correlator.store.rollup_state import (
 from correlator.store.series import CHUNK
 
 TARGET = 1024  # samples a chunk grows to before the next one starts (>= 1 hour each)
-# Raw samples compacted in one transaction, about: several small hours of a day, or whole
-# series of a larger hour, so a fleet's hour (72 million samples at 20,000/s) never sits in
-# memory at once.
+# Raw samples compacted in one transaction, about: several small hours of a day go together,
+# a larger hour in slices of whole series, so a fleet's hour (72 million samples at
+# 20,000/s) never sits in memory at once.
 GROUP_ROWS = 500_000
 # SQLite has one writer: smaller transactions there, so ingest waits well under a second.
 SQLITE_SLICE_ROWS = 100_000
@@ -263,11 +263,11 @@ def compact(
 ) -> CompactionReport:
     """Compact at most max_hours complete hours older than the head, oldest first.
 
-    Each transaction commits on its own: consecutive hours of one day holding about
-    ``group_rows`` samples, or whole series of a larger hour holding about ``slice_rows``
-    (by default ``GROUP_ROWS``, on SQLite ``SQLITE_SLICE_ROWS``). So a pass stopped half way
-    keeps what it did and the next one goes on. ``progress(done, total, report)`` is called
-    after each, with hours done and to do.
+    Hours go in groups (consecutive hours of one day holding about ``group_rows`` samples,
+    or one hour), each group in transactions of whole series holding about ``slice_rows``
+    (by default ``GROUP_ROWS``, on SQLite ``SQLITE_SLICE_ROWS``). Each transaction commits
+    on its own, so a pass stopped half way keeps what it did and the next one goes on.
+    ``progress(done, total, report)`` is called after each, with hours done and to do.
     """
     began = time.perf_counter()
     sqlite = engine.dialect.name == "sqlite"
@@ -284,7 +284,7 @@ def compact(
         held = time.perf_counter()
         with write_transaction(engine) as conn:
             if at is None:
-                group = _group(conn, batch[done:], min(group_rows, rows))
+                group = _group(conn, batch[done:], group_rows)
                 at = _first_slice(conn, group, rows)
             first, stop = at.bounds()
             moved, written = compact_hours(

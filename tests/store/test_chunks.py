@@ -377,8 +377,9 @@ def test_hours_compacted_together_give_the_chunks_of_one_hour_at_a_time(engine):
         assert conn.exec_driver_sql(query).all() == expected
 
 
-def test_a_large_hour_compacts_in_transactions_of_whole_series(engine):
-    """Each series' chunks come out as one transaction for the hour would build them."""
+@pytest.mark.parametrize("group_rows", [1, 10**9])  # hour by hour, or all hours at once
+def test_a_large_group_compacts_in_transactions_of_whole_series(engine, group_rows):
+    """Each series' chunks come out as one transaction for every hour would build them."""
     _store(engine, hours=6.0)  # 240 samples a series an hour: 300 rows take one series
     query = "SELECT * FROM sample_chunks ORDER BY series_id, hour"
     whole = compact(engine=engine, now=NOW, head_seconds=3600, max_hours=100, group_rows=10**9)
@@ -394,12 +395,16 @@ def test_a_large_hour_compacts_in_transactions_of_whole_series(engine):
         now=NOW,
         head_seconds=3600,
         max_hours=100,
+        group_rows=group_rows,
         slice_rows=300,
         progress=lambda done, total, report: calls.append(done),
     )
     assert sliced.hours == whole.hours and sliced.samples == whole.samples
-    assert len(calls) == 4 * len(sliced.hours)  # a transaction a series an hour
-    assert calls == sorted(calls) and calls[:4] == [0, 0, 0, 1]
+    hours = len(sliced.hours)
+    if group_rows == 1:  # a transaction a series an hour
+        assert calls == [h + (k == 3) for h in range(hours) for k in range(4)]
+    else:  # a transaction a series for all hours
+        assert calls == [0, 0, 0, hours]
     with engine.connect() as conn:
         assert conn.exec_driver_sql(query).all() == expected
     _same(read_samples(engine, ids, t0 - 1, NOW + 1), before)
