@@ -28,27 +28,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ingest import drop_pg, pg_database  # noqa: E402  (benchmarks/ingest.py)
-
-
-def fill_hour(engine, n_series: int, step: float, hour_start: float) -> list[int]:
-    """Store one hour of every series through the store's ingest path; return series ids."""
-    from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_columns, sample_columns
-    from correlator.store.series import ensure_series
-
-    with write_transaction(engine) as conn:
-        ids = ensure_series(
-            conn=conn, items={f"s{i}": ("bench_metric", {"i": str(i)}) for i in range(n_series)}
-        )
-    sids = [ids[f"s{i}"] for i in range(n_series)]
-    ts = np.arange(hour_start, hour_start + 3600, step).tolist()
-    rng = np.random.default_rng(7)
-    for i in range(0, n_series, 250):
-        group = sids[i : i + 250]
-        values = [rng.random(len(ts)).round(3).tolist() for _ in group]
-        with write_transaction(engine) as conn:
-            insert_columns(conn=conn, cols=sample_columns(group, [ts] * len(group), values))
-    return sids
+from storage import bench_series, store_span  # noqa: E402  (benchmarks/storage.py)
 
 
 def late_rebuild(engine, series_id: int, hour_start: float) -> tuple[float, int]:
@@ -88,7 +68,9 @@ def measure(url: str, args) -> None:
     try:
         upgrade(engine)
         hour_start = (time.time() // 3600 - 3) * 3600  # complete, past the head
-        sids = fill_hour(engine, args.series, args.step, hour_start)
+        sids = bench_series(engine, args.series)
+        hour = np.arange(hour_start, hour_start + 3600, args.step)
+        store_span(engine, sids, hour, "mixed", np.random.default_rng(7))
         waits: list[float] = []
         stop = threading.Event()
 

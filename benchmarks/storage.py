@@ -54,28 +54,42 @@ def values_of(kind: str, sid: int, ts: np.ndarray, rng) -> np.ndarray:
     return np.round(rng.gamma(4.0, 12.0, n), 1)  # a latency in ms to 0.1
 
 
-def fill(engine, n_series: int, days: int, step: float, end: float, kind: str) -> int:
-    """Store the data through insert_columns, a day of all series per transaction."""
+def bench_series(engine, n_series: int) -> list[int]:
+    """Create the benchmark's series (``bench_metric{i=...}``); return their ids in order."""
     from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_columns, sample_columns
     from correlator.store.series import ensure_series
 
-    rng = np.random.default_rng(7)
     with write_transaction(engine) as conn:
         ids = ensure_series(
             conn=conn, items={f"s{i}": ("bench_metric", {"i": str(i)}) for i in range(n_series)}
         )
-    sids = [ids[f"s{i}"] for i in range(n_series)]
+    return [ids[f"s{i}"] for i in range(n_series)]
+
+
+def store_span(engine, sids: list[int], ts: np.ndarray, kind: str, rng) -> int:
+    """Store every series at these times through insert_columns, 250 series a transaction."""
+    from correlator.store.engine import write_transaction
+    from correlator.store.samples import insert_columns, sample_columns
+
+    total = 0
+    for i in range(0, len(sids), 250):
+        group = sids[i : i + 250]
+        vals = [values_of(kind, sid, ts, rng).tolist() for sid in group]
+        with write_transaction(engine) as conn:
+            total += insert_columns(
+                conn=conn, cols=sample_columns(group, [ts.tolist()] * len(group), vals)
+            )
+    return total
+
+
+def fill(engine, n_series: int, days: int, step: float, end: float, kind: str) -> int:
+    """Store the data through insert_columns, a day of all series at a time."""
+    rng = np.random.default_rng(7)
+    sids = bench_series(engine, n_series)
     total = 0
     for d in range(days, 0, -1):
         ts = np.arange(end - d * DAY, end - (d - 1) * DAY, step)
-        for i in range(0, n_series, 250):
-            group = sids[i : i + 250]
-            vals = [values_of(kind, sid, ts, rng).tolist() for sid in group]
-            with write_transaction(engine) as conn:
-                total += insert_columns(
-                    conn=conn, cols=sample_columns(group, [ts.tolist()] * len(group), vals)
-                )
+        total += store_span(engine, sids, ts, kind, rng)
         print(f"  stored day {days - d + 1}/{days}", file=sys.stderr, end="\r", flush=True)
     print(file=sys.stderr)
     return total

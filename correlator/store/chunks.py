@@ -248,6 +248,13 @@ def latest_before(
     return int(ts[i]), float(values[i])
 
 
+def raw_where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)) -> str:
+    """Return the condition of raw samples of these hours and series ids [first, stop)."""
+    first, stop = series
+    where = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
+    return where if stop is None else f"{where} AND series_id < {int(stop)}"
+
+
 def raw_array(
     *, conn: Connection, hours: Sequence[int], series: tuple[int, int | None] = (0, None)
 ) -> np.ndarray:
@@ -255,12 +262,9 @@ def raw_array(
 
     ``series`` bounds the series ids: the first, and the first left out (None: no bound).
     """
-    first, stop = series
-    where = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
-    if stop is not None:
-        where += f" AND series_id < {int(stop)}"
     cur = driver_connection(conn).cursor()
     try:  # plain driver tuples: numpy reads them many times faster than Row objects
+        where = raw_where(hours, series)
         cur.execute(f"SELECT series_id, ts, value FROM samples WHERE {where} ORDER BY 1, 2")
         rows = cur.fetchall()
     finally:

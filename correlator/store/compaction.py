@@ -27,6 +27,7 @@ from correlator.store.chunks import (
     delete_chunks,
     lock_chunks,
     raw_array,
+    raw_where,
     read_chunks,
     write_chunks,
 )
@@ -138,14 +139,10 @@ def compact_hours(
                 latest.get(int(sid[part[0]])), int(sid[part[0]]), ts, values, target
             )
         write_chunks(conn=conn, chunks=out)
-    listed = ",".join(str(int(h)) for h in hours)
-    first, stop = series
-    moved = f"hour IN ({listed}) AND series_id >= {int(first)}"
-    if stop is not None:
-        moved += f" AND series_id < {int(stop)}"
-    conn.exec_driver_sql(f"DELETE FROM samples WHERE {moved}")
-    if stop is None:
+    conn.exec_driver_sql(f"DELETE FROM samples WHERE {raw_where(hours, series)}")
+    if series[1] is None:
         # Chunks answer stepped reads faster than the rollups and hold the exact extremes.
+        listed = ",".join(str(int(h)) for h in hours)
         conn.exec_driver_sql(f"DELETE FROM samples_1m WHERE hour IN ({listed})")
         set_states(conn=conn, hours=hours, state=COMPACTED)
     return len(arr), len(out)
@@ -172,14 +169,13 @@ class _Slice:
 
 def _first_slice(conn: Connection, hours: Sequence[int], rows: int) -> _Slice:
     """Return a group's first slice: from its first series, as many as its rows suggest."""
-    listed = ",".join(str(int(h)) for h in hours)
     lo, hi = conn.exec_driver_sql(
-        f"SELECT MIN(series_id), MAX(series_id) FROM samples WHERE hour IN ({listed})"
+        f"SELECT MIN(series_id), MAX(series_id) FROM samples WHERE {raw_where(hours)}"
     ).one()
     if lo is None:
         return _Slice(0, 1, -1)  # nothing raw: one transaction marks the hours done
     per_series = conn.exec_driver_sql(
-        f"SELECT COUNT(*) FROM samples WHERE hour IN ({listed}) AND series_id = {int(lo)}"
+        f"SELECT COUNT(*) FROM samples WHERE {raw_where(hours, (lo, lo + 1))}"
     ).scalar_one()
     return _Slice(int(lo), max(1, rows // max(per_series, 1)), int(hi))
 

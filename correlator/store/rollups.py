@@ -155,13 +155,12 @@ def _rebuild_chunked(conn: Connection, hour: int) -> int:
         )
     )
     window = (hour * HOUR_MS, (hour + 1) * HOUR_MS - 1)
-    piece = REBUILD_SERIES
-    starts = [0, *ids[piece::piece]]  # piece k: ids[k * piece:][:piece] and raw ones between
-    written = 0
-    for k, (first, stop) in enumerate(zip(starts, [*starts[1:], None], strict=True)):
-        chunked = ids[k * piece : (k + 1) * piece]
+    piece, written = REBUILD_SERIES, 0
+    for k in range(0, max(len(ids), 1), piece):  # raw ids below the first go with it
+        chunked = ids[k : k + piece]
+        stop = ids[k + piece] if k + piece < len(ids) else None
         held = chunks.window_array(conn=conn, series_ids=chunked, hours=[hour], window=window)
-        raw = chunks.raw_array(conn=conn, hours=[hour], series=(first, stop))
+        raw = chunks.raw_array(conn=conn, hours=[hour], series=(chunked[0] if k else 0, stop))
         arr = np.concatenate([held, raw])
         if not len(arr):
             continue
