@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import Engine, text
 
@@ -42,6 +45,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_ready(base: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    """Wait until ``causeline serve`` at base answers /readyz; fail with its log if it cannot."""
+    import httpx
+
+    deadline = time.monotonic() + timeout  # a cold start on a loaded machine takes seconds
+    while True:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        ended = proc.poll() is not None
+        if ended or time.monotonic() > deadline:
+            what = "exited" if ended else f"was not ready in {timeout:g} s"
+            raise AssertionError(f"causeline serve {what}: {log.read_text()[-2000:]}")
+        time.sleep(0.2)
 
 
 def count_rows(engine: Engine, table: str = "samples") -> int:

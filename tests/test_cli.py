@@ -6,14 +6,13 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
 
 from causeline.cli import build_parser, main
 from tests.conftest import scenarios_dir
-from tests.helpers import free_port, make_batch
+from tests.helpers import free_port, make_batch, wait_ready
 
 
 def _subcommands(parser, path=()):
@@ -58,21 +57,17 @@ def test_serve_ingests_over_real_http(tmp_path, capsys):
     token = capsys.readouterr().out.strip()
     port = free_port()
     env = os.environ | {"CAUSELINE_DATABASE_URL": url}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "causeline.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "causeline.cli", "serve", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        wait_ready(base, proc, log)
         resp = httpx.post(
             f"{base}/api/v1/ingest", json=make_batch(), headers={"Authorization": f"Bearer {token}"}
         )

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
 import psycopg
 from sqlalchemy import Connection, Engine
 
@@ -23,6 +25,12 @@ from correlator.store.engine import driver_connection
 DAY_HOURS = 24
 DAY_S = 86_400
 DEFAULT = "samples_default"
+# Days ahead of today that get partitions: the retention pass makes them, and ingest makes
+# none further ahead (a row stamped later waits in the default partition until then).
+DAYS_AHEAD = 3
+# New partitions one batch may make, its most recent days first: a batch spanning many days
+# (a backfill, a clock at zero) makes the rest in the batches after it, or retention adopts them.
+NEW_PER_BATCH = 8
 # pg_advisory_xact_lock key: one process at a time creates or drops partitions.
 LOCK_KEY = 0x63617573
 _NAME = re.compile(r"^samples_p(\d{8})$")
@@ -119,17 +127,18 @@ def ensure_partitions(*, conn: Connection, start: float, end: float) -> list[int
     return create_partitions(conn=conn, days=range(int(start // DAY_S), int(end // DAY_S) + 1))
 
 
-def ensure_coming_days(*, conn: Connection, now: float, days_ahead: int = 3) -> list[int]:
+def ensure_coming_days(*, conn: Connection, now: float, days_ahead: int = DAYS_AHEAD) -> list[int]:
     """Create the partitions of today and the next ``days_ahead`` days; return the new ones."""
     return ensure_partitions(conn=conn, start=now, end=now + days_ahead * DAY_S)
 
 
-def adopt_default(*, conn: Connection, from_hour: int) -> list[int]:
-    """Give the days stranded in the default partition (at or after from_hour) partitions."""
+def adopt_default(*, conn: Connection, from_hour: int, now: float) -> list[int]:
+    """Give the days stranded in the default partition partitions, from from_hour to DAYS_AHEAD."""
     if not is_partitioned(conn=conn):
         return []
     days = conn.exec_driver_sql(
-        f"SELECT DISTINCT hour / {DAY_HOURS} FROM {DEFAULT} WHERE hour >= %(h)s", {"h": from_hour}
+        f"SELECT DISTINCT hour / {DAY_HOURS} FROM {DEFAULT} WHERE hour >= %(lo)s AND hour < %(hi)s",
+        {"lo": from_hour, "hi": (_last_day(now) + 1) * DAY_HOURS},
     ).scalars()
     return create_partitions(conn=conn, days=list(days))
 
@@ -143,18 +152,37 @@ def drop_partition(*, conn: Connection, day: int) -> None:
             seen.days.discard(day)
 
 
-def prepare_for_rows(*, conn: Connection, first_hour: int, last_hour: int) -> None:
-    """Best effort before a COPY: give the days of an incoming hour range partitions.
+def _last_day(now: float) -> int:
+    """Return the last unix day that gets a partition: DAYS_AHEAD after now's."""
+    return int(now // DAY_S) + DAYS_AHEAD
 
-    An engine remembers the days it saw with partitions, so the steady state costs no query.
+
+def batch_days(hours: np.ndarray, *, now: float) -> set[int]:
+    """Return the days of rows sorted by hour, less those after DAYS_AHEAD."""
+    first, last = int(hours[0]) // DAY_HOURS, int(hours[-1]) // DAY_HOURS
+    if first == last:  # the usual batch: one day
+        days = {first}
+    else:
+        day = hours // DAY_HOURS
+        days = {first, *day[np.flatnonzero(np.diff(day)) + 1].tolist()}
+    return {d for d in days if d <= _last_day(now)}
+
+
+def prepare_for_rows(*, conn: Connection, hours: np.ndarray, now: float | None = None) -> None:
+    """Best effort before a COPY: give the days of incoming rows (sorted by hour) partitions.
+
+    Of ``batch_days`` not seen yet, the NEW_PER_BATCH most recent: rows of other days go to
+    the default partition, stored all the same. An engine remembers the days it saw with
+    partitions, so the steady state costs no query.
     Creation waits at most half a second for the table lock inside a savepoint; when it cannot
     (another transaction holds the table), the rows go to the default partition, still stored
     exactly once, and ``adopt_default`` (the retention job) moves them later.
     """
-    days = set(range(first_hour // DAY_HOURS, last_hour // DAY_HOURS + 1))
+    days = batch_days(hours, now=time.time() if now is None else now)
     with _guard:
         seen = _seen.setdefault(conn.engine, _Seen())
-        if days <= seen.days:
+        days = set(sorted(days - seen.days)[-NEW_PER_BATCH:])
+        if not days:
             return
         partitioned = seen.partitioned
     if partitioned is None:

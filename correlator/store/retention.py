@@ -115,7 +115,7 @@ def run_retention(
     if partitioned:
         with write_transaction(engine) as conn:
             created = ensure_coming_days(conn=conn, now=now)
-            created += adopt_default(conn=conn, from_hour=raw_cut)
+            created += adopt_default(conn=conn, from_hour=raw_cut, now=now)
         report.created_partitions = [partition_name(d) for d in created]
         # Whole days: roll each expired partition up, then drop it, one transaction per day.
         for day in days:

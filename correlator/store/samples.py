@@ -170,9 +170,7 @@ def insert_columns(*, conn: Connection, cols: SampleColumns) -> int:
             return 0
     raw = driver_connection(conn)
     if conn.dialect.name == "postgresql":
-        # Rows come sorted by hour: the first and last give the day range.
-        first, last = int(cols.hour[0]), int(cols.hour[-1])
-        prepare_for_rows(conn=conn, first_hour=first, last_hour=last)
+        prepare_for_rows(conn=conn, hours=cols.hour)
         inserted = _copy_postgres(raw, cols)
     else:
         inserted = _insert_sqlite(raw, cols)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
 from correlator.store.engine import write_transaction
 from correlator.store.partitions import (
+    DAYS_AHEAD,
     DEFAULT,
+    NEW_PER_BATCH,
+    adopt_default,
+    batch_days,
     ensure_partitions,
     is_partitioned,
     list_partitions,
@@ -96,7 +102,8 @@ def test_retention_removes_exactly_what_it_should(engine):
     ts = np.arange(start, NOW, 20.0)  # 10 days every 20 s
     vals = [rng.normal(50, 10, len(ts)) for _ in ids]
     vals[1][::97] = np.nan
-    insert_samples(engine, ids, [ts.tolist()] * 3, [v.tolist() for v in vals])
+    for half in np.array_split(np.arange(len(ts)), 2):  # a batch makes at most NEW_PER_BATCH days
+        insert_samples(engine, ids, [ts[half].tolist()] * 3, [v[half].tolist() for v in vals])
     total = count_rows(engine)
     assert total == 3 * len(ts)
 
@@ -185,3 +192,47 @@ def test_partitions_seen_are_remembered_per_engine_and_forgotten_when_dropped(pg
             assert day in list_partitions(conn=conn)
     finally:
         other.dispose()
+
+
+def test_batch_days_are_the_days_of_its_rows_up_to_days_ahead():
+    now = NOW
+    today = int(now // DAY)
+    hours = np.array([0, 5, 24 * (today - 1), 24 * today + 3, 24 * today + 4], dtype=np.int64)
+    assert batch_days(hours, now=now) == {0, today - 1, today}
+    ahead = 24 * (today + DAYS_AHEAD)
+    hours = np.array([24 * today, ahead + 23, ahead + 24, 10**9], dtype=np.int64)
+    assert batch_days(hours, now=now) == {today, today + DAYS_AHEAD}
+    assert batch_days(np.array([ahead + 24] * 3, dtype=np.int64), now=now) == set()
+
+
+def test_a_batch_spanning_years_makes_few_partitions_and_keeps_every_row(pg_engine):
+    ids = store_series(pg_engine, 1)
+    now = time.time()
+    today = int(now // DAY)
+    past = [(today - k) * DAY + 60.0 for k in range(19, -1, -1)]  # the last 20 days
+    ahead = [(today + DAYS_AHEAD + 1) * DAY + 5.0, now + 365 * DAY]  # clocks ahead
+    stamps = [0.0, *past, *ahead]  # and a clock at zero: one batch over 56 years
+    values = [float(k) for k in range(len(stamps))]
+    with pg_engine.connect() as conn:
+        had = set(list_partitions(conn=conn))
+
+    def made() -> set[int]:
+        with pg_engine.connect() as conn:
+            return set(list_partitions(conn=conn)) - had
+
+    assert insert_samples(pg_engine, ids, [stamps], [values]) == len(stamps)
+    assert made() == set(range(today - NEW_PER_BATCH + 1, today + 1)) - had
+    # Each resend stores nothing again and makes the next most recent days' partitions.
+    assert insert_samples(pg_engine, ids, [stamps], [values]) == 0
+    assert made() == set(range(today - 2 * NEW_PER_BATCH + 1, today + 1)) - had
+    assert insert_samples(pg_engine, ids, [stamps], [values]) == 0
+    assert made() == {0, *range(today - 19, today + 1)} - had
+    with pg_engine.connect() as conn:
+        rows = conn.exec_driver_sql("SELECT ts, value FROM samples ORDER BY ts").all()
+        in_default = conn.exec_driver_sql(f"SELECT ts FROM {DEFAULT} ORDER BY ts").scalars()
+        assert list(in_default) == [round(t * 1000) for t in ahead]
+    assert rows == [(round(t * 1000), v) for t, v in zip(stamps, values, strict=True)]
+    # Retention adopts a day that came within DAYS_AHEAD, not one still further.
+    with write_transaction(pg_engine) as conn:
+        assert adopt_default(conn=conn, from_hour=0, now=now) == []
+        assert adopt_default(conn=conn, from_hour=0, now=now + 2 * DAY) == [today + DAYS_AHEAD + 1]

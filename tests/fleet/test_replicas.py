@@ -16,7 +16,7 @@ import pytest
 
 from tests.alerts.receiver import Receiver
 from tests.conftest import _create_pg_database, _drop_pg_database, require_postgres
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "causeline.cli"]
@@ -72,16 +72,8 @@ def fleet(tmp_path_factory):
                     )
                 )
             bases.append(f"http://127.0.0.1:{port}")
-        for base in bases:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, (tmp / "serve0.log").read_text()[-2000:]
-                time.sleep(0.2)
+        for k, base in enumerate(bases):
+            wait_ready(base, procs[k], tmp / f"serve{k}.log")
         clients = [
             httpx.Client(base_url=b, headers={"Authorization": f"Bearer {token}"}, timeout=60)
             for b in bases

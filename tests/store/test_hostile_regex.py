@@ -14,7 +14,7 @@ import pytest
 from collector.schema import series_key
 from correlator.store.engine import write_transaction
 from correlator.store.series import ensure_series
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 POD = "a" * 28  # Python's backtracking re takes tens of seconds on (.*)*Z against this
@@ -35,16 +35,7 @@ def served(engine, tmp_path):
     with open(tmp_path / "serve.log", "w") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(base + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-2000:]
-            time.sleep(0.2)
-        else:
-            pytest.fail("causeline serve did not become ready")
+        wait_ready(base, proc, tmp_path / "serve.log")
         yield base
     finally:
         proc.terminate()
