@@ -128,27 +128,42 @@ def window_array(
 
 
 def held(
-    *, conn: Connection, series_id: np.ndarray, ts: np.ndarray, first_hour: int, last_hour: int
+    *, conn: Connection, series_id: np.ndarray, ts: np.ndarray, hour: np.ndarray
 ) -> np.ndarray | None:
-    """Return which rows (series id, ms) of hours [first, last] chunks hold; None if none.
+    """Return which rows (series id, ms, hour; sorted by hour) chunks hold; None if none.
+
+    A UTC day at a time, as chunks lie within one: rows days apart (a clock at zero beside
+    yesterday's) read only the chunks of their own days, never all those between.
+    """
+    day = hour // DAY_HOURS
+    starts = np.r_[0, np.flatnonzero(np.diff(day)) + 1]
+    mask = np.zeros(len(ts), dtype=bool)
+    for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), len(ts)], strict=True):
+        rows = slice(lo, hi)
+        mask[rows] = _held_in_day(conn, series_id[rows], ts[rows], int(hour[lo]), int(hour[hi - 1]))
+    return mask if mask.any() else None
+
+
+def _held_in_day(
+    conn: Connection, series_id: np.ndarray, ts: np.ndarray, first_hour: int, last_hour: int
+) -> np.ndarray:
+    """Return which rows of hours [first, last] of one day chunks hold.
 
     One cheap probe first: a backfill into hours nothing was compacted in reads no chunk.
     """
+    mask = np.zeros(len(ts), dtype=bool)
     if conn.execute(_ANY_OVERLAPPING, _hour_bounds(first_hour, last_hour)).first() is None:
-        return None
+        return mask
     ids = np.unique(series_id).tolist()
     found = read_chunks(conn=conn, series_ids=ids, first_hour=first_hour, last_hour=last_hour)
-    if not found:
-        return None
     order = np.argsort(series_id, kind="stable")  # each series' rows: one slice of order
     by_series = series_id[order]
-    mask = np.zeros(len(ts), dtype=bool)
     for chunk in found:
         lo = np.searchsorted(by_series, chunk.series_id, side="left")
         hi = np.searchsorted(by_series, chunk.series_id, side="right")
         rows = order[lo:hi]
         mask[rows[np.isin(ts[rows], chunk.ts)]] = True
-    return mask if mask.any() else None
+    return mask
 
 
 def write_chunks(*, conn: Connection, chunks: Sequence[Chunk]) -> None:

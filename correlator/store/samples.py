@@ -182,10 +182,7 @@ def insert_columns(*, conn: Connection, cols: SampleColumns) -> int:
 def _without_held(conn: Connection, cols: SampleColumns, cut: int) -> SampleColumns:
     """Return the rows less those of hours before cut that chunks hold."""
     n = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
-    first, last = int(cols.hour[0]), int(cols.hour[n - 1])
-    mask = chunks.held(
-        conn=conn, series_id=cols.series_id[:n], ts=cols.ts[:n], first_hour=first, last_hour=last
-    )
+    mask = chunks.held(conn=conn, series_id=cols.series_id[:n], ts=cols.ts[:n], hour=cols.hour[:n])
     if mask is None:
         return cols
     keep = np.ones(len(cols), dtype=bool)

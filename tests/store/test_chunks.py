@@ -171,6 +171,33 @@ def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(
     assert insert_samples(engine, [ids[1]], [late_ts], [late_values]) == 0
 
 
+def test_late_rows_days_apart_decode_only_their_own_days_chunks(engine, monkeypatch):
+    ids = store_series(engine, 2)
+    day = 86_400.0
+    start = (NOW // day - 4) * day  # four whole days before NOW's
+    ts = np.arange(start, start + 4 * day, 600.0) + 0.25
+    insert_samples(engine, ids, [ts.tolist()] * 2, [(ts / 1e6).tolist(), (-ts).tolist()])
+    compact(engine=engine, now=NOW, head_seconds=3600, max_hours=10**6)
+    first, last = int(start // 3600), int(start // 3600) + 3 * 24  # the first and last day
+    with engine.connect() as conn:
+        ends = conn.exec_driver_sql("SELECT hour FROM sample_chunks").scalars().all()
+    assert len(ends) >= 8 and count_rows(engine) == 0
+    wanted = sum(first <= h < first + 24 or last <= h < last + 24 for h in ends)
+    decoded = []
+    real = chunks.decode
+    monkeypatch.setattr(chunks, "decode", lambda *blobs: decoded.append(1) or real(*blobs))
+
+    # Each series: a clock at zero, a resend on the first day, a new sample on the last.
+    late = [3600.5, float(ts[3]), start + 3 * day + 300.0]
+    assert insert_samples(engine, ids, [late] * 2, [[1.0, 2.0, 3.0]] * 2) == 4
+    assert len(decoded) == wanted  # not the chunks of the two days between
+    assert insert_samples(engine, ids, [late] * 2, [[1.0, 2.0, 3.0]] * 2) == 0
+    got = read_samples(engine, ids, 0, start + 4 * day)[ids[1]]
+    at = dict(zip(got.ts.tolist(), got.values.tolist(), strict=True))
+    assert len(got.ts) == len(ts) + 2
+    assert at[3600.5] == 1.0 and at[float(ts[3])] == -ts[3] and at[late[2]] == 3.0
+
+
 @pytest.mark.parametrize("piece", [1, 200])  # series rolled up at a time
 def test_rollups_rebuilt_from_chunks_equal_rollups_from_raw(engine, monkeypatch, piece):
     monkeypatch.setattr(rollups, "REBUILD_SERIES", piece)
