@@ -10,7 +10,7 @@ ingest take turns (``lock_chunks``), so a timestamp is stored once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,15 +101,17 @@ def window_array(
     series_ids: Sequence[int],
     hours: Sequence[int],
     window: tuple[int, int],
+    skip: Collection[int] = (),
 ) -> np.ndarray:
-    """Return (series_id, ms, value) rows of chunk samples in these hours and the ms window.
+    """Return (series_id, ms, value) rows of chunk samples in these hours less skip, in the window.
 
-    Rows come sorted by series and time.
+    Hours come sorted, often as a range, which is never listed out: a read to the year 5000
+    spans 27 million hours. Rows come sorted by series and time.
     """
-    if not series_ids or not hours:
+    if not series_ids or len(skip) >= len(hours):  # skip is a subset of hours
         return np.empty((0, 3))
     lo, hi = window
-    first, last = min(hours), max(hours)
+    first, last = hours[0], hours[-1]
     found = read_chunks(conn=conn, series_ids=series_ids, first_hour=first, last_hour=last)
     if not found:
         return np.empty((0, 3))
@@ -117,6 +119,8 @@ def window_array(
     keep = (ts >= lo) & (ts <= hi)
     if len(hours) != last - first + 1:  # hours with gaps: keep only the listed ones
         keep &= np.isin(ts // HOUR_MS, hours)
+    if skip:
+        keep &= ~np.isin(ts // HOUR_MS, list(skip))
     sid = np.repeat([c.series_id for c in found], [len(c.ts) for c in found])
     values = np.concatenate([c.values for c in found])
     arr = np.column_stack([sid[keep], ts[keep], values[keep]]).astype(np.float64)

@@ -397,9 +397,9 @@ def _extremes(arr: np.ndarray, step_ms: int) -> np.ndarray:
 
 def _chunk_rows(conn: Connection, ids: list[int], part: Part, step_ms: int | None) -> np.ndarray:
     """Return chunked samples of a raw part as ``_fetch`` would."""
-    skip = set(part.skip)
-    hours = [h for h in part.hours if h not in skip]
-    arr = chunks.window_array(conn=conn, series_ids=ids, hours=hours, window=part.window)
+    arr = chunks.window_array(
+        conn=conn, series_ids=ids, hours=part.hours, window=part.window, skip=part.skip
+    )
     if step_ms:  # like the database: NaN left out, each bucket's lowest and highest
         arr = arr[~np.isnan(arr[:, 2])]
         if len(arr):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from unittest.mock import ANY
 
 import numpy as np
 import pytest
 
+from collector.schema import MAX_TIMESTAMP
 from correlator.store import chunks, rollups
 from correlator.store.compaction import compact, thaw
 from correlator.store.engine import write_transaction
@@ -169,6 +171,21 @@ def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(
     check()  # and after the next pass merged them into the chunk
     # The same batch again adds nothing.
     assert insert_samples(engine, [ids[1]], [late_ts], [late_values]) == 0
+
+
+@pytest.mark.parametrize("step", [None, 3600.0])
+def test_a_read_to_the_last_allowed_time_allocates_about_what_it_returns(engine, step):
+    ids, _ = _store(engine)
+    compact(engine=engine, now=NOW, head_seconds=3600)  # raw and chunked hours both
+    want = read_samples(engine, ids, 0, NOW + 1, step)
+    tracemalloc.start()
+    try:
+        got = read_samples(engine, ids, 0, MAX_TIMESTAMP, step)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _same(got, want)
+    assert peak < 32 * 2**20  # listing the 27 million hours to the year 5138 took 1 GiB
 
 
 def test_late_rows_days_apart_decode_only_their_own_days_chunks(engine, monkeypatch):
