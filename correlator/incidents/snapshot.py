@@ -24,6 +24,7 @@ from correlator.vocabulary import TEAMS
 
 BEFORE_S = 4 * 3600.0
 AFTER_S = 15 * 60.0
+CLOCK_AHEAD_S = 3600.0  # samples up to this far ahead of the clock count as the newest data
 log = logging.getLogger(__name__)
 
 
@@ -78,7 +79,8 @@ def analyze_stored(
     """Analyse an SLA from stored data at ``at``, else at its latest breach; None if unknown."""
     with engine.connect() as conn:
         sla = get_sla(conn=conn, name=sla_name)
-        bounds = time_bounds(conn=conn)
+        # Samples stamped further ahead of the clock (one set wrong) do not move the search.
+        bounds = time_bounds(conn=conn, not_after=time.time() + CLOCK_AHEAD_S)
     if sla is None:
         return None
     # The newest data: the store's newest sample, or now when Prometheus serves metrics too.
@@ -86,7 +88,7 @@ def analyze_stored(
     if source is not None:
         end = max(end or 0.0, time.time())
     if end is None:
-        raise AnalysisError("no samples are stored")
+        raise AnalysisError("no samples are stored up to an hour from now")
     how = "given"
     if at is None:
         past = latest_breach(engine, sla, end=end, source=source)

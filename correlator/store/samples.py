@@ -14,7 +14,7 @@ from itertools import chain
 
 import numpy as np
 import psycopg
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from correlator.store import chunks
 from correlator.store.bounds import TooManyPoints, check_deadline
@@ -510,13 +510,36 @@ def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
     return _least(raw, chunks.first_hour(conn=conn, at_least=at_least))
 
 
-def time_bounds(*, conn: Connection) -> tuple[float, float] | None:
-    """Return the first and last stored sample time (raw or chunked), unix seconds, or None."""
+def time_bounds(*, conn: Connection, not_after: float | None = None) -> tuple[float, float] | None:
+    """Return the first and last stored sample time (raw or chunked), unix seconds, or None.
+
+    With ``not_after``, raw samples stamped later are left out (a clock set wrong): chunks
+    hold only hours the compaction head has passed.
+    """
     lo = first_time(conn=conn)
     if lo is None:
         return None
-    raw = conn.exec_driver_sql(
-        "SELECT MAX(ts) FROM samples WHERE hour = (SELECT MAX(hour) FROM samples)"
-    ).scalar()
-    hi = max(v for v in (raw, chunks.last_time(conn=conn)) if v is not None)
-    return lo / 1000.0, hi / 1000.0
+    until = None if not_after is None else math.floor(not_after * 1000)
+    found = (_last_raw(conn, until), chunks.last_time(conn=conn))
+    hi = max((v for v in found if v is not None), default=None)
+    return None if hi is None else (lo / 1000.0, hi / 1000.0)
+
+
+_LAST_UNTIL = text(
+    "SELECT MAX(ts) FROM samples WHERE ts <= :ms "
+    "AND hour = (SELECT MAX(hour) FROM samples WHERE hour <= :top)"
+)
+
+
+def _last_raw(conn: Connection, until_ms: int | None) -> int | None:
+    """Return the last raw sample time in ms, at or before until_ms when given."""
+    if until_ms is None:
+        return conn.exec_driver_sql(
+            "SELECT MAX(ts) FROM samples WHERE hour = (SELECT MAX(hour) FROM samples)"
+        ).scalar()
+    hour = until_ms // HOUR_MS
+    for top in (hour, hour - 1):  # the hour of until_ms may hold only later samples
+        last = conn.execute(_LAST_UNTIL, {"ms": until_ms, "top": top}).scalar()
+        if last is not None:
+            return last
+    return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 from fastapi.testclient import TestClient
 
@@ -11,12 +12,14 @@ from correlator.analysis import analyze
 from correlator.api.app import create_app
 from correlator.bundle import read_bundle
 from correlator.incidents.evaluator import LEASE, evaluate_once
+from correlator.incidents.snapshot import analyze_stored
 from correlator.settings import ServiceSettings
 from correlator.store.bundles import import_bundle
 from correlator.store.engine import write_transaction
 from correlator.store.lease import take_lease
 from correlator.store.tokens import create_token
 from tests.conftest import scenarios_dir
+from tests.helpers import insert_samples, store_series
 
 PETSHOP = scenarios_dir() / "petshop-low" / "petshop-low_traffic-test-issue_0"
 PUBLIC = scenarios_dir() / "public" / "01-input-length-drift"
@@ -123,3 +126,18 @@ def test_the_cli_opens_and_resolves_as_the_api_does_with_its_messages(
     assert "already resolved" in capsys.readouterr().err
     with engine.connect() as conn:
         assert len(list_outbox(conn=conn, incident_id=opened[0])) == 2
+
+
+def test_a_sample_stamped_years_ahead_does_not_hide_the_latest_breach(engine):
+    bundle = read_bundle(PUBLIC)
+    assert "breach_start" not in bundle.sla  # found by the SLA's threshold, not declared
+    import_bundle(engine=engine, bundle=bundle)
+    before = analyze_stored(engine, bundle.sla["name"], None)
+    assert before["window"]["breach"] == "threshold"
+    ids = store_series(engine, 1)  # a series of a host whose clock is years ahead
+    assert insert_samples(engine, ids, [[time.time() + 3 * 365 * 86_400]], [[1.0]]) == 1
+    after = analyze_stored(engine, bundle.sla["name"], None)
+    assert after["breach_start"] == before["breach_start"]
+    assert [_suspect(s) for s in after["suspects"][:5]] == [
+        _suspect(s) for s in before["suspects"][:5]
+    ]

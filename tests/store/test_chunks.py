@@ -145,6 +145,28 @@ def test_a_second_pass_changes_nothing_and_time_bounds_see_chunks(engine):
         assert time_bounds(conn=conn)[0] == bounds[0]  # chunks alone still bound the store
 
 
+def test_time_bounds_not_after_a_time_leave_later_raw_samples_out(engine):
+    ids, t0 = _store(engine, hours=3.0)
+    compact(engine=engine, now=NOW, head_seconds=3600)  # the first two hours in chunks
+    with engine.connect() as conn:
+        first, last = time_bounds(conn=conn)
+    hour = (int(last * 1000) // HOUR_MS) * HOUR_MS / 1000.0  # the last raw hour's start
+    got = read_samples(engine, ids, t0, last)
+    stamps = np.sort(np.concatenate([d.ts for d in got.values()]))
+    assert insert_samples(engine, ids[:1], [[hour + 1e8]], [[1.0]]) == 1  # three years ahead
+    with engine.connect() as conn:
+        assert time_bounds(conn=conn) == (first, hour + 1e8)
+        assert time_bounds(conn=conn, not_after=last + 1e6) == (first, last)
+        assert time_bounds(conn=conn, not_after=last) == (first, last)
+        # Inside the last raw hour, and before it: the hour's later samples do not count.
+        inside = float(stamps[np.searchsorted(stamps, hour + 600, side="right") - 1])
+        assert time_bounds(conn=conn, not_after=hour + 600) == (first, inside)
+        before = float(stamps[np.searchsorted(stamps, hour) - 1])  # the raw hour before
+        assert time_bounds(conn=conn, not_after=hour - 0.001) == (first, before)
+        ahead_of_its_first = float(stamps[stamps >= hour][0]) - 0.001  # in the hour, none yet
+        assert time_bounds(conn=conn, not_after=ahead_of_its_first) == (first, before)
+
+
 def test_late_samples_for_a_compacted_hour_are_merged_and_retries_count_nothing(engine):
     ids, t0 = _store(engine)
     hour_start = (int(t0 * 1000) // HOUR_MS + 1) * HOUR_MS / 1000.0
