@@ -133,7 +133,7 @@ def main() -> None:
         "--slice-rows",
         type=int,
         default=None,
-        help="samples a transaction of a large hour (default: the engine's; 10**12: whole hours)",
+        help="samples a transaction of a large hour (default: SLICE_ROWS; 10**12: whole hours)",
     )
     args = ap.parse_args()
     for name in args.engines.split(","):

@@ -46,12 +46,13 @@ from correlator.store.rollup_state import (
 from correlator.store.series import CHUNK
 
 TARGET = 1024  # samples a chunk grows to before the next one starts (>= 1 hour each)
-# Raw samples compacted in one transaction, about: several small hours of a day go together,
-# a larger hour in slices of whole series, so a fleet's hour (72 million samples at
-# 20,000/s) never sits in memory at once.
+# Raw samples compacted together, about: several small hours of a day go in one group (a
+# series' chunk is written once a group), and a group in transactions of whole series of
+# SLICE_ROWS, so a fleet's hour (72 million samples at 20,000/s) never sits in memory at
+# once, and neither SQLite's one writer nor the service's other threads (the conversion
+# holds the GIL) wait long for one.
 GROUP_ROWS = 500_000
-# SQLite has one writer: smaller transactions there, so ingest waits well under a second.
-SQLITE_SLICE_ROWS = 100_000
+SLICE_ROWS = 100_000
 MIN_HEAD_S = 3600
 # SQLite's busy handler retries a waiting writer (ingest) after at most as long as it has
 # waited, and every 100 ms at most: a pause between compaction transactions as long as the
@@ -261,13 +262,13 @@ def compact(
 
     Hours go in groups (consecutive hours of one day holding about ``group_rows`` samples,
     or one hour), each group in transactions of whole series holding about ``slice_rows``
-    (by default ``GROUP_ROWS``, on SQLite ``SQLITE_SLICE_ROWS``). Each transaction commits
+    (by default ``SLICE_ROWS``). Each transaction commits
     on its own, so a pass stopped half way keeps what it did and the next one goes on.
     ``progress(done, total, report)`` is called after each, with hours done and to do.
     """
     began = time.perf_counter()
     sqlite = engine.dialect.name == "sqlite"
-    rows = slice_rows or (SQLITE_SLICE_ROWS if sqlite else GROUP_ROWS)
+    rows = slice_rows or SLICE_ROWS
     end_hour = open_hour(now=now, seconds=max(head_seconds, MIN_HEAD_S))
     report = CompactionReport()
     with engine.connect() as conn:
