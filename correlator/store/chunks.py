@@ -26,13 +26,13 @@ from correlator.store.series import CHUNK
 # compaction never deletes a raw sample it did not read nor misses a chunk's new sample.
 LOCK_KEY = 0x63686E6B
 
+DAYS_PER_PROBE = 1000  # days one query asks about (a VALUES list in the SQL)
 # Chunks that hold any of hours [first, last]: a chunk spans hours of one UTC day.
 _HOLDS_HOURS = "hour >= :day AND hour <= :last AND end_hour >= :first"
 _OVERLAPPING = text(
     "SELECT series_id, hour, end_hour, ts, value FROM sample_chunks "
     f"WHERE {_HOLDS_HOURS} AND series_id IN :ids ORDER BY series_id, hour"
 ).bindparams(bindparam("ids", expanding=True))
-_ANY_OVERLAPPING = text(f"SELECT 1 FROM sample_chunks WHERE {_HOLDS_HOURS} LIMIT 1")
 _UPSERT = text(
     "INSERT INTO sample_chunks "
     "(hour, series_id, end_hour, first_ts, last_ts, n_samples, ts, value) "
@@ -136,28 +136,44 @@ def held(
 ) -> np.ndarray | None:
     """Return which rows (series id, ms, hour; sorted by hour) chunks hold; None if none.
 
-    A UTC day at a time, as chunks lie within one: rows days apart (a clock at zero beside
-    yesterday's) read only the chunks of their own days, never all those between.
+    A UTC day at a time, as chunks lie within one, and only days some chunk starts in: rows
+    days apart (a clock at zero beside yesterday's) read the chunks of their own days, never
+    all those between, and a backfill into days nothing was compacted in reads no chunk.
     """
     day = hour // DAY_HOURS
     starts = np.r_[0, np.flatnonzero(np.diff(day)) + 1]
+    ends = [*starts[1:].tolist(), len(ts)]
+    chunked = _days_with_chunks(conn, day[starts].tolist())
     mask = np.zeros(len(ts), dtype=bool)
-    for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), len(ts)], strict=True):
-        rows = slice(lo, hi)
-        mask[rows] = _held_in_day(conn, series_id[rows], ts[rows], int(hour[lo]), int(hour[hi - 1]))
+    for lo, hi in zip(starts.tolist(), ends, strict=True):
+        if int(day[lo]) in chunked:
+            rows = slice(lo, hi)
+            mask[rows] = _held_in_day(
+                conn, series_id[rows], ts[rows], int(hour[lo]), int(hour[hi - 1])
+            )
     return mask if mask.any() else None
+
+
+def _days_with_chunks(conn: Connection, days: list[int]) -> set[int]:
+    """Return which of these unix days some chunk starts in: an index probe each, in SQL."""
+    found: set[int] = set()
+    for i in range(0, len(days), DAYS_PER_PROBE):
+        values = ",".join(f"({int(d)})" for d in days[i : i + DAYS_PER_PROBE])
+        found.update(
+            conn.exec_driver_sql(
+                f"SELECT column1 FROM (VALUES {values}) AS days WHERE EXISTS (SELECT 1 FROM "
+                f"sample_chunks WHERE hour >= column1 * {DAY_HOURS} "
+                f"AND hour < (column1 + 1) * {DAY_HOURS})"
+            ).scalars()
+        )
+    return found
 
 
 def _held_in_day(
     conn: Connection, series_id: np.ndarray, ts: np.ndarray, first_hour: int, last_hour: int
 ) -> np.ndarray:
-    """Return which rows of hours [first, last] of one day chunks hold.
-
-    One cheap probe first: a backfill into hours nothing was compacted in reads no chunk.
-    """
+    """Return which rows of hours [first, last] of one day chunks hold."""
     mask = np.zeros(len(ts), dtype=bool)
-    if conn.execute(_ANY_OVERLAPPING, _hour_bounds(first_hour, last_hour)).first() is None:
-        return mask
     ids = np.unique(series_id).tolist()
     found = read_chunks(conn=conn, series_ids=ids, first_hour=first_hour, last_hour=last_hour)
     order = np.argsort(series_id, kind="stable")  # each series' rows: one slice of order

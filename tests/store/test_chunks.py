@@ -8,6 +8,7 @@ from unittest.mock import ANY
 
 import numpy as np
 import pytest
+import sqlalchemy
 
 from collector.schema import MAX_TIMESTAMP
 from correlator.store import chunks, rollups
@@ -235,6 +236,18 @@ def test_late_rows_days_apart_decode_only_their_own_days_chunks(engine, monkeypa
     at = dict(zip(got.ts.tolist(), got.values.tolist(), strict=True))
     assert len(got.ts) == len(ts) + 2
     assert at[3600.5] == 1.0 and at[float(ts[3])] == -ts[3] and at[late[2]] == 3.0
+
+
+def test_a_batch_over_thousands_of_days_costs_a_few_statements(engine):
+    ids, _ = _store(engine)
+    compact(engine=engine, now=NOW, head_seconds=3600)  # chunks exist, none on those days
+    stamps = [86_400.0 * d + 0.5 for d in range(3000)]  # a sample a day from 1970 on
+    statements = []
+    listen = sqlalchemy.event.listen
+    listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    assert insert_samples(engine, ids[:1], [stamps], [[1.0] * len(stamps)]) == len(stamps)
+    # Which days hold chunks is asked in SQL, not a query a day (3,000 then).
+    assert len(statements) < 60, statements[:5]
 
 
 @pytest.mark.parametrize("piece", [1, 200])  # series rolled up at a time
