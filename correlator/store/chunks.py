@@ -283,6 +283,20 @@ def latest_before(
     return int(ts[i]), float(values[i])
 
 
+def raw_hours(*, conn: Connection, end_hour: int) -> list[int]:
+    """Return the hours before end_hour that hold raw samples, oldest first: a seek each."""
+    hours: list[int] = []
+    hour = conn.exec_driver_sql(
+        f"SELECT MIN(hour) FROM samples WHERE hour < {int(end_hour)}"
+    ).scalar()
+    while hour is not None:
+        hours.append(hour)
+        hour = conn.exec_driver_sql(
+            f"SELECT MIN(hour) FROM samples WHERE hour > {int(hour)} AND hour < {int(end_hour)}"
+        ).scalar()
+    return hours
+
+
 def raw_where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)) -> str:
     """Return the condition of raw samples of these hours and series ids [first, stop)."""
     first, stop = series

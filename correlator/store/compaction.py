@@ -27,6 +27,7 @@ from correlator.store.chunks import (
     delete_chunks,
     lock_chunks,
     raw_array,
+    raw_hours,
     raw_where,
     read_chunks,
     write_chunks,
@@ -232,15 +233,7 @@ def _group(conn: Connection, todo: Sequence[int], group_rows: int) -> list[int]:
 
 def pending_hours(*, conn: Connection, end_hour: int) -> list[int]:
     """Return the hours before end_hour that hold raw samples to compact, oldest first."""
-    hours: list[int] = []
-    hour = conn.exec_driver_sql(
-        f"SELECT MIN(hour) FROM samples WHERE hour < {int(end_hour)}"
-    ).scalar()
-    while hour is not None:
-        hours.append(hour)
-        hour = conn.exec_driver_sql(
-            f"SELECT MIN(hour) FROM samples WHERE hour > {int(hour)} AND hour < {int(end_hour)}"
-        ).scalar()
+    hours = raw_hours(conn=conn, end_hour=end_hour)
     if not hours:
         return []
     states = hour_states(conn=conn, first=hours[0], last=hours[-1])

@@ -30,7 +30,6 @@ from correlator.store.rollup_state import (
     hour_states,
     open_hour,
 )
-from correlator.store.samples import first_hour
 
 REBUILD_SERIES = 200  # series a chunked hour is rolled up by at a time (memory, not speed)
 
@@ -186,12 +185,22 @@ def merge_hours(*, conn: Connection, hours: Sequence[int]) -> int:
 
 
 def pending_hours(*, conn: Connection, end_hour: int) -> list[int]:
-    """Return the hours before end_hour, from the first raw one, not rolled up; newest first."""
-    first = first_hour(conn=conn)
-    if first is None or first >= end_hour:
+    """Return the hours before end_hour not rolled up, newest first.
+
+    Those that hold raw samples, and any left in another state (stale, building): an empty
+    hour between two far apart (a clock at zero) has nothing to roll up.
+    """
+    hours = set(chunks.raw_hours(conn=conn, end_hour=end_hour))
+    hours.update(
+        conn.exec_driver_sql(
+            f"SELECT hour FROM samples_1m_hours WHERE hour < {int(end_hour)} "
+            f"AND state NOT IN ({_list(DONE)})"
+        ).scalars()
+    )
+    if not hours:
         return []
-    states = hour_states(conn=conn, first=first, last=end_hour - 1)
-    return [h for h in range(end_hour - 1, first - 1, -1) if states.get(h) not in DONE]
+    states = hour_states(conn=conn, first=min(hours), last=max(hours))
+    return sorted((h for h in hours if states.get(h) not in DONE), reverse=True)
 
 
 def roll_up(

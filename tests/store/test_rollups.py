@@ -26,6 +26,7 @@ from correlator.store.rollup_state import (
     STALE,
     hour_states,
     mark_late,
+    set_states,
 )
 from correlator.store.rollups import roll_up
 from correlator.store.samples import HOUR_MS
@@ -279,8 +280,11 @@ def test_the_migration_marks_rollups_written_by_retention_expired(db_url):
 
 def test_the_service_job_rolls_up_under_the_retention_lease(engine):
     _random_store(engine, hours=2)
-    settings = ServiceSettings(  # NOW is long past: keep its raw samples
-        database_url=str(engine.url), rollup_interval_seconds=0.05, raw_retention_days=10_000
+    settings = ServiceSettings(  # NOW is long past: keep its raw samples, uncompacted
+        database_url=str(engine.url),
+        rollup_interval_seconds=0.05,
+        raw_retention_days=10_000,
+        compaction_enabled=False,
     )
     done = maintain_once(engine=engine, settings=settings, holder="b", rollup=False)
     assert set(done) == {"retention"}  # retention alone, rollups left to the job
@@ -300,3 +304,21 @@ def test_the_service_job_rolls_up_under_the_retention_lease(engine):
     asyncio.run(run_for_a_while())
     with engine.connect() as conn:
         assert ROLLED in hour_states(conn=conn, first=0, last=10**7).values()
+
+
+def test_hours_with_nothing_in_them_are_never_pending(engine):
+    ids = store_series(engine, 1)
+    recent = int(NOW // 3600) - 2
+    assert insert_samples(engine, ids, [[3600.5, recent * 3600.0 + 1]], [[1.0, 2.0]]) == 2
+    with write_transaction(engine) as conn:  # a stale mark left on an hour with no samples
+        set_states(conn=conn, hours=[recent - 5], state=STALE)
+    report = roll_up(engine=engine, now=NOW)
+    # 1970's hour and the two others, not the 490,000 empty hours between them.
+    assert report.hours == [recent, recent - 5, 1] and report.pending == 0
+    with engine.connect() as conn:
+        assert hour_states(conn=conn, first=0, last=10**7) == {
+            1: ROLLED,
+            recent - 5: ROLLED,
+            recent: ROLLED,
+        }
+    assert roll_up(engine=engine, now=NOW).hours == []
