@@ -2,9 +2,10 @@
 
 A pass compacts, oldest first, at most ``max_hours`` hours that ended ``head_seconds`` ago
 (at least an hour) and still hold raw samples, late ones of a compacted hour included.
-Each transaction (about ``GROUP_ROWS`` samples: a run of hours of one day when catching up,
-or whole series of a larger hour or run) holds the chunk writers' lock alone
-(``chunks.lock_chunks``): its raw rows are merged into each series' chunk, then deleted.
+Hours go in groups (a run of hours of one day, about ``GROUP_ROWS`` samples, when catching
+up), and a group in transactions of whole series of about ``SLICE_ROWS`` samples. Each
+holds the chunk writers' lock alone (``chunks.lock_chunks``): its raw rows are merged into
+each series' chunk, then deleted.
 A series' newest chunk of the day takes the hour while it holds fewer than ``target``
 samples; past that, a new chunk starts. Once all its series are done, the hour's 1-minute
 rollups go (chunks answer stepped reads themselves) and it becomes COMPACTED
@@ -255,8 +256,8 @@ def compact(
 
     Hours go in groups (consecutive hours of one day holding about ``group_rows`` samples,
     or one hour), each group in transactions of whole series holding about ``slice_rows``
-    (by default ``SLICE_ROWS``). Each transaction commits
-    on its own, so a pass stopped half way keeps what it did and the next one goes on.
+    (by default ``SLICE_ROWS``). Each transaction commits on its own, so a pass stopped
+    half way keeps what it did and the next one goes on.
     ``progress(done, total, report)`` is called after each, with hours done and to do.
     """
     began = time.perf_counter()

@@ -168,7 +168,7 @@ def batch_days(hours: np.ndarray, *, now: float) -> set[int]:
     return {d for d in days if d <= _last_day(now)}
 
 
-def prepare_for_rows(*, conn: Connection, hours: np.ndarray, now: float | None = None) -> None:
+def prepare_for_rows(*, conn: Connection, hours: np.ndarray) -> None:
     """Best effort before a COPY: give the days of incoming rows (sorted by hour) partitions.
 
     Of ``batch_days`` not seen yet, the NEW_PER_BATCH most recent: rows of other days go to
@@ -178,7 +178,7 @@ def prepare_for_rows(*, conn: Connection, hours: np.ndarray, now: float | None =
     (another transaction holds the table), the rows go to the default partition, still stored
     exactly once, and ``adopt_default`` (the retention job) moves them later.
     """
-    days = batch_days(hours, now=time.time() if now is None else now)
+    days = batch_days(hours, now=time.time())
     with _guard:
         seen = _seen.setdefault(conn.engine, _Seen())
         days = set(sorted(days - seen.days)[-NEW_PER_BATCH:])

@@ -190,17 +190,13 @@ def pending_hours(*, conn: Connection, end_hour: int) -> list[int]:
     Those that hold raw samples, and any left in another state (stale, building): an empty
     hour between two far apart (a clock at zero) has nothing to roll up.
     """
-    hours = set(chunks.raw_hours(conn=conn, end_hour=end_hour))
-    hours.update(
-        conn.exec_driver_sql(
-            f"SELECT hour FROM samples_1m_hours WHERE hour < {int(end_hour)} "
-            f"AND state NOT IN ({_list(DONE)})"
-        ).scalars()
-    )
-    if not hours:
-        return []
-    states = hour_states(conn=conn, first=min(hours), last=max(hours))
-    return sorted((h for h in hours if states.get(h) not in DONE), reverse=True)
+    raw = chunks.raw_hours(conn=conn, end_hour=end_hour)
+    states = hour_states(conn=conn, first=raw[0], last=raw[-1]) if raw else {}
+    waiting = conn.exec_driver_sql(
+        f"SELECT hour FROM samples_1m_hours WHERE hour < {int(end_hour)} "
+        f"AND state NOT IN ({_list(DONE)})"
+    ).scalars()
+    return sorted({h for h in raw if states.get(h) not in DONE}.union(waiting), reverse=True)
 
 
 def roll_up(

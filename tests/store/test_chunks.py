@@ -8,7 +8,7 @@ from unittest.mock import ANY
 
 import numpy as np
 import pytest
-import sqlalchemy
+from sqlalchemy import event
 
 from collector.schema import MAX_TIMESTAMP
 from correlator.store import chunks, rollups
@@ -220,9 +220,9 @@ def test_late_rows_days_apart_decode_only_their_own_days_chunks(engine, monkeypa
     compact(engine=engine, now=NOW, head_seconds=3600, max_hours=10**6)
     first, last = int(start // 3600), int(start // 3600) + 3 * 24  # the first and last day
     with engine.connect() as conn:
-        ends = conn.exec_driver_sql("SELECT hour FROM sample_chunks").scalars().all()
-    assert len(ends) >= 8 and count_rows(engine) == 0
-    wanted = sum(first <= h < first + 24 or last <= h < last + 24 for h in ends)
+        starts = conn.exec_driver_sql("SELECT hour FROM sample_chunks").scalars().all()
+    assert len(starts) >= 8 and count_rows(engine) == 0
+    wanted = sum(first <= h < first + 24 or last <= h < last + 24 for h in starts)
     decoded = []
     real = chunks.decode
     monkeypatch.setattr(chunks, "decode", lambda *blobs: decoded.append(1) or real(*blobs))
@@ -243,8 +243,7 @@ def test_a_batch_over_thousands_of_days_costs_a_few_statements(engine):
     compact(engine=engine, now=NOW, head_seconds=3600)  # chunks exist, none on those days
     stamps = [86_400.0 * d + 0.5 for d in range(3000)]  # a sample a day from 1970 on
     statements = []
-    listen = sqlalchemy.event.listen
-    listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
     assert insert_samples(engine, ids[:1], [stamps], [[1.0] * len(stamps)]) == len(stamps)
     # Which days hold chunks is asked in SQL, not a query a day (3,000 then).
     assert len(statements) < 60, statements[:5]
