@@ -18,7 +18,9 @@ rows without writing them: the rate of the request path alone (body, validation,
 transaction), the most any layout of the samples could reach. The first batches create
 every series, so runs of fewer than a few million samples mostly measure that. ``--runs``
 serves through ``serve_head.py runs``, a prototype head of one row per series a batch (writes
-only, no overlap check): an upper bound for such a layout.
+only, no overlap check): an upper bound for such a layout. ``--checked`` serves that head
+with the check a real one needs (a query a batch for each series' last stored timestamp;
+resent points count 0), still with nothing reading it.
 
 ``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
 ``causeline serve`` processes (clients split across them) against raw COPY into an
@@ -379,6 +381,11 @@ def main() -> None:
         action="store_true",
         help="also serve with a prototype head of one row per series a batch (serve_head.py runs)",
     )
+    ap.add_argument(
+        "--checked",
+        action="store_true",
+        help="also serve with that head checking overlaps and resends (serve_head.py checked)",
+    )
     ap.add_argument("--scale", action="store_true", help="PostgreSQL at scale (see above)")
     ap.add_argument("--days", type=int, default=30, help="--scale: days stored")
     ap.add_argument("--step", type=float, default=300.0, help="--scale: seconds between samples")
@@ -395,7 +402,7 @@ def main() -> None:
     if args.scale:
         scale(args, bodies, rows)
         return
-    heads = {"ceiling": "none", "runs": "runs"}
+    heads = {"ceiling": "none", "runs": "runs", "checked": "checked"}
     extras = {label: (SERVE_HEAD, head) for label, head in heads.items() if getattr(args, label)}
     for engine in args.engines.split(","):
         e2e, raw, other = run_engine(engine, bodies, rows, args.clients, extras)
@@ -407,7 +414,11 @@ def main() -> None:
             f"(raw {1e6 / raw:.2f} us/row) | server RSS peak {e2e['rss_peak']:.0f} MiB "
             f"(over the run: {trace})"
         )
-        for label, what in (("ceiling", "no sample rows written"), ("runs", "a row a run")):
+        for label, what in (
+            ("ceiling", "no sample rows written"),
+            ("runs", "a row a run"),
+            ("checked", "a row a run, checked"),
+        ):
             if label in other:
                 got = other[label]
                 print(

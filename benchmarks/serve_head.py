@@ -10,6 +10,10 @@ names the head; the rest go to ``causeline``. Everything else of a batch runs as
   of ``bench_sample_runs`` (hour, series_id, first_ts, last_ts, n, and the timestamps and
   values as little-endian arrays), keyed (hour, series_id, first_ts). Nothing reads it and
   no overlap with stored samples is checked, so its rate is an upper bound for such a head.
+- ``checked`` is ``runs`` plus the check a real head needs so a resend counts 0 and no
+  timestamp is stored twice: one query a batch asks each series' last stored timestamp in
+  the batch's hour; a run that begins after it goes in as is (the usual fresh batch), any
+  other is checked against the stored runs it overlaps and loses the timestamps they hold.
 
     CAUSELINE_DATABASE_URL=sqlite:///runs.db python benchmarks/serve_head.py runs serve
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -51,19 +56,102 @@ def create_runs_table(url: str) -> None:
     engine.dispose()
 
 
+def _bounds(cols: SampleColumns) -> tuple[list[int], list[int]]:
+    """Return where each (series, hour) run of the key-sorted rows starts and ends."""
+    cut = (np.diff(cols.series_id) != 0) | (np.diff(cols.hour) != 0)
+    starts = np.flatnonzero(np.r_[True, cut])
+    return starts.tolist(), np.r_[starts[1:], len(cols)].tolist()
+
+
 def write_runs(*, conn, cols: SampleColumns) -> int:
     """Write one row per (series, hour) run of the key-sorted rows; return the samples."""
     if not len(cols):
         return 0
-    cut = (np.diff(cols.series_id) != 0) | (np.diff(cols.hour) != 0)
-    starts = np.flatnonzero(np.r_[True, cut])
-    ends = np.r_[starts[1:], len(cols)]
+    starts, ends = _bounds(cols)
     ts, values = cols.ts.astype("<i8"), cols.value.astype("<f8")
     rows = [
         (int(cols.hour[a]), int(cols.series_id[a]), int(ts[a]), int(ts[b - 1]), int(b - a),
          ts[a:b].tobytes(), values[a:b].tobytes())
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+        for a, b in zip(starts, ends, strict=True)
     ]  # fmt: skip
+    _insert(conn, rows)
+    return len(cols)
+
+
+def _last_stored(conn, hour: int, ids: list[int]) -> dict[int, int]:
+    """Return each series' last stored timestamp in the hour (series with runs only)."""
+    raw = driver_connection(conn)
+    with closing(raw.cursor()) as cur:
+        if conn.dialect.name == "postgresql":
+            # A probe of the key per series: a fresh table has no statistics, and a plain
+            # IN list then gets a sequential scan of all of it per batch.
+            cur.execute(
+                "SELECT s.id, (SELECT MAX(last_ts) FROM bench_sample_runs r "
+                "WHERE r.hour = %s AND r.series_id = s.id) AS last "
+                "FROM unnest(%s::int4[]) AS s(id)",
+                (hour, ids),
+            )
+            return {sid: last for sid, last in cur.fetchall() if last is not None}
+        marks = ",".join("?" * len(ids))
+        cur.execute(
+            "SELECT series_id, MAX(last_ts) FROM bench_sample_runs "
+            f"WHERE hour = ? AND series_id IN ({marks}) GROUP BY series_id",
+            (hour, *ids),
+        )
+        return dict(cur.fetchall())
+
+
+def _held(conn, hour: int, sid: int, first: int, last: int) -> np.ndarray:
+    """Return the stored timestamps of the series' runs that overlap [first, last]."""
+    raw = driver_connection(conn)
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    with closing(raw.cursor()) as cur:
+        cur.execute(
+            f"SELECT ts FROM bench_sample_runs WHERE hour = {mark} AND series_id = {mark} "
+            f"AND first_ts <= {mark} AND last_ts >= {mark}",
+            (hour, sid, last, first),
+        )
+        blobs = [bytes(b) for (b,) in cur.fetchall()]
+    return np.frombuffer(b"".join(blobs), "<i8")
+
+
+def write_checked_runs(*, conn, cols: SampleColumns) -> int:
+    """Write the runs of the rows less the timestamps stored runs hold; return how many new."""
+    if not len(cols):
+        return 0
+    starts, ends = _bounds(cols)
+    ts, values = cols.ts.astype("<i8"), cols.value.astype("<f8")
+    last: dict[tuple[int, int], int] = {}
+    for hour in np.unique(cols.hour[starts]).tolist():
+        in_hour = [a for a in starts if cols.hour[a] == hour]
+        ids = [int(cols.series_id[a]) for a in in_hour]
+        last.update(((hour, sid), t) for sid, t in _last_stored(conn, hour, ids).items())
+    rows, new = [], 0
+    for a, b in zip(starts, ends, strict=True):
+        hour, sid = int(cols.hour[a]), int(cols.series_id[a])
+        run_ts, run_values = ts[a:b], values[a:b]
+        stored = last.get((hour, sid))
+        if stored is not None and run_ts[0] <= stored:  # may overlap: drop what is held
+            keep = ~np.isin(run_ts, _held(conn, hour, sid, int(run_ts[0]), int(run_ts[-1])))
+            run_ts, run_values = run_ts[keep], run_values[keep]
+            if not run_ts.size:
+                continue
+        rows.append(
+            (hour, sid, int(run_ts[0]), int(run_ts[-1]), int(run_ts.size),
+             run_ts.tobytes(), run_values.tobytes())
+        )  # fmt: skip
+        new += int(run_ts.size)
+    _insert(conn, rows)
+    return new
+
+
+def _insert(conn, rows: list[tuple]) -> None:
+    """Write run rows: SQLite skips one already stored, PostgreSQL's COPY fails on it.
+
+    So ``runs`` on PostgreSQL takes no resend; ``checked`` sends only runs not stored.
+    """
+    if not rows:
+        return
     raw = driver_connection(conn)
     if conn.dialect.name == "postgresql":
         with raw.cursor() as cur, cur.copy("COPY bench_sample_runs FROM STDIN") as copy:
@@ -78,14 +166,13 @@ def write_runs(*, conn, cols: SampleColumns) -> int:
             )
         finally:
             cur.close()
-    return len(cols)
 
 
-WRITERS = {"none": count_only, "runs": write_runs}
+WRITERS = {"none": count_only, "runs": write_runs, "checked": write_checked_runs}
 
 if __name__ == "__main__":
     head = sys.argv.pop(1)
-    if head == "runs":
+    if head in ("runs", "checked"):
         create_runs_table(os.environ["CAUSELINE_DATABASE_URL"])
     ingest.insert_columns = WRITERS[head]  # store_batch looks it up at each call
     sys.exit(main())
