@@ -21,6 +21,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TypeGuard, cast
 
@@ -194,10 +195,23 @@ def _timestamp_ok(t: object) -> TypeGuard[int | float]:
     return _in_float_range(n) and math.isfinite(n) and 0 <= n < MAX_TIMESTAMP
 
 
-def _in_time_range(stamps: list) -> bool:
-    """Return True when finite numbers all lie in [0, MAX_TIMESTAMP)."""
+def _in_time_range(stamps: list, last: float) -> bool:
+    """Return True when finite numbers all lie in [0, last)."""
     ordered = sorted(stamps)  # one C pass over ordered input: cheaper than min() and max()
-    return not ordered or (ordered[0] >= 0 and ordered[-1] < MAX_TIMESTAMP)
+    return not ordered or (ordered[0] >= 0 and ordered[-1] < last)
+
+
+def _utc(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _ahead(path: str, t: float, not_after: float) -> BatchError:
+    """Return the error of a timestamp past the latest one the receiver accepts."""
+    return BatchError(
+        path,
+        f"timestamp {t!r:.80} ({_utc(t)}) is later than the latest this service accepts, "
+        f"{_utc(not_after)} (its clock plus max_future_seconds): check the sender's clock",
+    )
 
 
 def _lone_float(obj: object) -> float | None:
@@ -207,11 +221,12 @@ def _lone_float(obj: object) -> float | None:
     return None
 
 
-def _timestamps(obj: object, path: str) -> list[float]:
+def _timestamps(obj: object, path: str, not_after: float | None) -> list[float]:
+    last = MAX_TIMESTAMP if not_after is None else min(MAX_TIMESTAMP, not_after)
     lone = _lone_float(obj)
-    if lone is not None and 0 <= lone < MAX_TIMESTAMP:
+    if lone is not None and 0 <= lone < last:
         return cast("list[float]", obj)
-    if type(obj) is list and _all_finite_numbers(obj) and _in_time_range(obj):
+    if type(obj) is list and _all_finite_numbers(obj) and _in_time_range(obj, last):
         return obj
     if not isinstance(obj, list):
         raise BatchError(path, "must be an array of unix seconds")
@@ -220,6 +235,8 @@ def _timestamps(obj: object, path: str) -> list[float]:
             raise BatchError(
                 f"{path}[{i}]", f"timestamp must be unix seconds in [0, 1e11), got {t!r:.80}"
             )
+        if not_after is not None and t >= not_after:
+            raise _ahead(f"{path}[{i}]", t, not_after)
     return obj
 
 
@@ -250,8 +267,12 @@ def parse_series(
     allow_non_finite: bool = False,
     max_labels: int = MAX_LABELS_PER_SERIES,
     max_label_value: int = MAX_LABEL_VALUE_LENGTH,
+    not_after: float | None = None,
 ) -> SeriesBatch:
-    """Validate one series object of the wire form (``path`` names it in errors)."""
+    """Validate one series object of the wire form (``path`` names it in errors).
+
+    With ``not_after``, timestamps from then on are refused: a sender whose clock is wrong.
+    """
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object with name, labels, timestamps, values")
     name = obj.get("name")
@@ -264,7 +285,7 @@ def parse_series(
     labels = check_labels(
         obj.get("labels"), path + ".labels", max_labels=max_labels, max_value=max_label_value
     )
-    ts = _timestamps(obj.get("timestamps"), path + ".timestamps")
+    ts = _timestamps(obj.get("timestamps"), path + ".timestamps", not_after)
     values = _values(obj.get("values"), path + ".values", allow_non_finite)
     if len(ts) != len(values):
         raise BatchError(
@@ -279,8 +300,9 @@ def parse_event(
     *,
     max_labels: int = MAX_LABELS_PER_SERIES,
     max_label_value: int = MAX_LABEL_VALUE_LENGTH,
+    not_after: float | None = None,
 ) -> Event:
-    """Validate one event object of the wire form."""
+    """Validate one event object of the wire form (``not_after`` as for ``parse_series``)."""
     if not isinstance(obj, dict):
         raise BatchError(path, "must be an object with id, ts, kind, summary")
     for key, limit in (("id", MAX_NAME_LENGTH), ("kind", 64), ("summary", 10_000)):
@@ -294,6 +316,8 @@ def parse_event(
         raise BatchError(
             f"{path}.ts", f"timestamp must be unix seconds in [0, 1e11), got {ts!r:.80}"
         )
+    if not_after is not None and ts >= not_after:
+        raise _ahead(f"{path}.ts", ts, not_after)
     labels = check_labels(
         obj.get("labels"), f"{path}.labels", max_labels=max_labels, max_value=max_label_value
     )
@@ -309,8 +333,12 @@ def parse_batch(
     max_samples: int = MAX_SAMPLES_PER_BATCH,
     max_labels: int = MAX_LABELS_PER_SERIES,
     max_label_value: int = MAX_LABEL_VALUE_LENGTH,
+    not_after: float | None = None,
 ) -> Batch:
-    """Validate a decoded batch; raise ``BatchError`` naming the first bad field."""
+    """Validate a decoded batch; raise ``BatchError`` naming the first bad field.
+
+    With ``not_after``, a sample or event stamped then or later is refused (``parse_series``).
+    """
     if not isinstance(obj, dict):
         raise BatchError("body", "must be a JSON object with a 'series' array")
     raw_series = obj.get("series", [])
@@ -319,7 +347,13 @@ def parse_batch(
     if len(raw_series) > max_series:
         raise BatchError("series", f"{len(raw_series)} series exceed the limit of {max_series}")
     series = [
-        parse_series(s, f"series[{i}]", max_labels=max_labels, max_label_value=max_label_value)
+        parse_series(
+            s,
+            f"series[{i}]",
+            max_labels=max_labels,
+            max_label_value=max_label_value,
+            not_after=not_after,
+        )
         for i, s in enumerate(raw_series)
     ]
     total = sum(len(s.timestamps) for s in series)
@@ -329,7 +363,13 @@ def parse_batch(
     if not isinstance(raw_events, list):
         raise BatchError("events", "must be an array")
     events = [
-        parse_event(e, f"events[{i}]", max_labels=max_labels, max_label_value=max_label_value)
+        parse_event(
+            e,
+            f"events[{i}]",
+            max_labels=max_labels,
+            max_label_value=max_label_value,
+            not_after=not_after,
+        )
         for i, e in enumerate(raw_events)
     ]
     batch_id = obj.get("batch_id")

@@ -33,6 +33,10 @@ class ServiceSettings(BaseSettings):
     # Ingest bounds per series and event: label count and label value length (characters).
     max_labels_per_series: int = MAX_LABELS_PER_SERIES
     max_label_value_length: int = MAX_LABEL_VALUE_LENGTH
+    # Samples and events stamped more than this ahead of the service's clock are refused
+    # (422/400 naming the field): a sender whose clock is set wrong. A day is far past any
+    # NTP-kept clock and still catches a wrong date; None or 0 accepts any time up to 1e11.
+    max_future_seconds: float | None = 86400.0
     # "auto": reads are open when bound to loopback and need a token otherwise.
     read_auth: Literal["auto", "open", "token"] = "auto"
     # Host names the API and dashboard answer to besides loopback, the bind address and the
@@ -110,6 +114,10 @@ class ServiceSettings(BaseSettings):
         Channel URLs and secrets stay out of the routes file this way (``docs/alerts.md``).
         """
         return os.environ
+
+    def latest_accepted(self, now: float) -> float | None:
+        """Return the first timestamp ingest refuses at ``now`` (None: no bound)."""
+        return now + self.max_future_seconds if self.max_future_seconds else None
 
     def reads_need_token(self) -> bool:
         """Return whether read endpoints require a bearer token."""

@@ -204,8 +204,12 @@ def decode_metrics(
     max_samples: int = MAX_SAMPLES_PER_BATCH,
     max_labels: int = MAX_LABELS_PER_SERIES,
     max_label_value: int = MAX_LABEL_VALUE_LENGTH,
+    not_after: float | None = None,
 ) -> Decoded:
-    """Return the series of an export; BatchError names the first bad field."""
+    """Return the series of an export; BatchError names the first bad field.
+
+    ``not_after`` refuses points stamped then or later, as ``parse_series`` does.
+    """
     out = Decoded(Batch(series=[]), [])
     acc = _Series(out, max_series, max_samples)
     for i, rm in enumerate(request.resource_metrics):
@@ -215,6 +219,8 @@ def decode_metrics(
                 _metric(acc, metric, f"resourceMetrics[{i}].scopeMetrics[{j}].metrics[{k}]", base)
     for path, delta, name, labels, stamps, values in acc.groups.values():
         raw = {"name": name, "labels": labels, "timestamps": stamps, "values": values}
-        series = parse_series(raw, path, max_labels=max_labels, max_label_value=max_label_value)
+        series = parse_series(
+            raw, path, max_labels=max_labels, max_label_value=max_label_value, not_after=not_after
+        )
         (out.deltas if delta else out.batch.series).append(series)
     return out

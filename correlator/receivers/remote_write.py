@@ -74,8 +74,12 @@ def decode_write_request(
     max_samples: int = MAX_SAMPLES_PER_BATCH,
     max_labels: int = MAX_LABELS_PER_SERIES,
     max_label_value: int = MAX_LABEL_VALUE_LENGTH,
+    not_after: float | None = None,
 ) -> Decoded:
-    """Return the batch a serialised WriteRequest holds; BatchError names the first bad field."""
+    """Return the batch a serialised WriteRequest holds; BatchError names the first bad field.
+
+    ``not_after`` refuses samples stamped then or later, as ``parse_series`` does.
+    """
     try:
         request = WriteRequest.FromString(body)
     except DecodeError as exc:
@@ -120,6 +124,12 @@ def decode_write_request(
         name, labels = _labels(request.timeseries[first].labels, path)
         raw = {"name": name, "labels": labels, "timestamps": stamps, "values": values}
         out.batch.series.append(
-            parse_series(raw, path, max_labels=max_labels, max_label_value=max_label_value)
+            parse_series(
+                raw,
+                path,
+                max_labels=max_labels,
+                max_label_value=max_label_value,
+                not_after=not_after,
+            )
         )
     return out

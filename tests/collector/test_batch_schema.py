@@ -41,3 +41,37 @@ def test_a_good_single_point_is_kept_as_sent(ts, value):
     series = parse_batch(_one(ts, value)).series[0]
     assert series.timestamps == [ts] and series.values == [value]
     assert type(series.timestamps[0]) is type(ts) and type(series.values[0]) is type(value)
+
+
+NOW = 1_800_000_000.0
+
+
+@pytest.mark.parametrize(
+    ("stamps", "field"),
+    [
+        ([NOW], "series[0].timestamps[0]"),  # one point, the agent's shape: the bound itself
+        ([NOW - 15, NOW - 1e-3], None),
+        ([NOW - 15, NOW, NOW - 30], "series[0].timestamps[1]"),
+        ([1_700_000_000, NOW + 86_400], "series[0].timestamps[1]"),  # an int: the slow path
+        ([2e10], "series[0].timestamps[0]"),
+    ],
+)
+def test_timestamps_from_not_after_on_are_refused_naming_the_first(stamps, field):
+    doc = {"series": [{"name": "m", "timestamps": stamps, "values": [1.0] * len(stamps)}]}
+    if field is None:
+        assert parse_batch(doc, not_after=NOW).series[0].timestamps == stamps
+        return
+    with pytest.raises(BatchError) as err:
+        parse_batch(doc, not_after=NOW)
+    assert err.value.path == field
+    assert "later than the latest this service accepts, 2027-01-15 08:00:00 UTC" in str(err.value)
+    assert "check the sender's clock" in err.value.reason
+    assert parse_batch(doc).series[0].timestamps == stamps  # no bound: up to 1e11
+
+
+def test_an_event_from_not_after_on_is_refused():
+    event = {"id": "xid-1", "ts": NOW + 1, "kind": "gpu_xid", "summary": "Xid 79"}
+    with pytest.raises(BatchError) as err:
+        parse_batch({"series": [], "events": [event]}, not_after=NOW)
+    assert err.value.path == "events[0].ts"
+    assert parse_batch({"series": [], "events": [event]}).events[0].ts == NOW + 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, HTTPException, Request, Response
 from google.protobuf import json_format
 from google.rpc.status_pb2 import Status
@@ -42,6 +44,7 @@ def _decode(body: bytes, is_json: bool, settings) -> Decoded:
         max_series=settings.max_series_per_batch,
         max_labels=settings.max_labels_per_series,
         max_label_value=settings.max_label_value_length,
+        not_after=settings.latest_accepted(time.time()),
     )
 
 

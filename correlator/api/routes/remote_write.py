@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
@@ -72,6 +74,7 @@ async def remote_write(request: Request, _writer: IngestDep) -> WriteOut:
             max_series=settings.max_series_per_batch,
             max_labels=settings.max_labels_per_series,
             max_label_value=settings.max_label_value_length,
+            not_after=settings.latest_accepted(time.time()),
         )
     except TooLarge as exc:
         raise HTTPException(413, {"field": "body", "reason": str(exc)}) from exc
