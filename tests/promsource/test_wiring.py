@@ -94,6 +94,7 @@ def test_worker_processes_rebuild_the_source_from_settings(tmp_path, monkeypatch
 
     from causeline.commands.serve import (
         APP_FACTORY,
+        GC_YOUNG_OBJECTS,
         SWITCH_INTERVAL,
         worker_app,
         worker_environment,
@@ -109,15 +110,19 @@ def test_worker_processes_rebuild_the_source_from_settings(tmp_path, monkeypatch
     for name, value in worker_environment(settings).items():
         monkeypatch.setenv(name, value)
     assert import_from_string(APP_FACTORY) is worker_app  # uvicorn calls it in each worker
-    before = sys.getswitchinterval()
+    before, thresholds = sys.getswitchinterval(), gc.get_threshold()
     app = worker_app()
     try:
         assert app.state.metric_source.url == "http://prom.test:9090"
         assert app.state.metric_source.step == 5
         assert before != pytest.approx(SWITCH_INTERVAL)  # pytest runs at Python's 5 ms
         assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+        assert thresholds[0] < GC_YOUNG_OBJECTS  # pytest runs at Python's 700
+        assert gc.get_threshold() == (GC_YOUNG_OBJECTS, *thresholds[1:])
+        assert gc.get_freeze_count() > 0
     finally:
         sys.setswitchinterval(before)
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
         app.state.engine.dispose()
     assert (
