@@ -122,6 +122,22 @@ def _load_json(path: Path, max_bytes: int = MAX_FILE_BYTES):
 
 _VALUES = re.compile(rb'"values"\s*:\s*\[(?:\s*\]|.*?\]\s*\])', re.S)
 _STRIP = bytes.maketrans(b"", b"")
+_NUMBER_TEXT = b"0123456789.eE+-,"  # all a list of JSON numbers holds (NaN, Inf, true: not)
+
+
+def _numbers(flat: bytes) -> np.ndarray:
+    """Return comma-separated numbers as float64, each as ``float()`` reads its text.
+
+    orjson reads JSON numbers about 6 times as fast as numpy's text parser, rounding alike;
+    numpy takes what JSON cannot hold: NaN, +Inf, -Inf, a -0 (orjson's int 0 drops the
+    sign), a number past float64's range. Anything but numbers is left to the size check.
+    """
+    if not flat.translate(None, _NUMBER_TEXT) and b",-0," not in b"," + flat + b",":
+        try:
+            return np.array(orjson.loads(b"[" + flat + b"]"), dtype=np.float64)
+        except orjson.JSONDecodeError:
+            pass
+    return np.fromstring(flat, sep=",")  # C parser; the sep= form is not deprecated
 
 
 def _pairs(segment: bytes) -> np.ndarray | None:
@@ -130,7 +146,10 @@ def _pairs(segment: bytes) -> np.ndarray | None:
     flat = body.translate(_STRIP, b'[]" \t\r\n')
     if not flat:
         return np.empty((0, 2))
-    arr = np.fromstring(flat, sep=",")  # C parser; the sep= form is not deprecated
+    try:
+        arr = _numbers(flat)
+    except ValueError:  # a word numpy cannot read: the full parse names where it is
+        return None
     if arr.size != flat.count(b",") + 1 or arr.size % 2:
         return None
     return arr.reshape(-1, 2)

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import inspect
 
 from causeline.cli import main
-from correlator.bundle import BundleError, read_bundle
+from correlator.bundle import BundleError, load_matrix, read_bundle
 from correlator.store.bundles import ExportError, export_bundle, import_bundle
 from correlator.store.migrate import current_revision
 from tests.conftest import scenarios_dir
@@ -106,12 +106,22 @@ def _break_shape(d):
     return "metrics.json.gz", "data.result[3].values"
 
 
+def _break_word(d):
+    doc = json.loads(gzip.decompress((d / "metrics.json.gz").read_bytes()))
+    doc["data"]["result"][3]["values"][5][1] = "true"
+    compact = json.dumps(doc, separators=(",", ":"))  # Prometheus' own form: the fast reader
+    (d / "metrics.json.gz").write_bytes(gzip.compress(compact.encode()))
+    return "metrics.json.gz", "data.result[3].values"
+
+
 def _break_sla(d):
     (d / "sla.json").write_text(json.dumps({"name": "x", "metric": "m", "op": "~"}))
     return "sla.json", "'op'"
 
 
-@pytest.mark.parametrize("spoil", [_break_missing, _break_json, _break_shape, _break_sla])
+@pytest.mark.parametrize(
+    "spoil", [_break_missing, _break_json, _break_shape, _break_word, _break_sla]
+)
 def test_bad_bundle_names_the_file_and_leaves_the_store(engine, tmp_path, capsys, spoil):
     db_url = engine.url.render_as_string(hide_password=False)
     assert main(["import", str(PUBLIC[1]), "--database-url", db_url]) == 0
@@ -125,6 +135,29 @@ def test_bad_bundle_names_the_file_and_leaves_the_store(engine, tmp_path, capsys
     assert (count_rows(engine), count_rows(engine, "changes")) == before
     with pytest.raises(BundleError):
         read_bundle(bad)
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_sample_text_reads_to_the_same_bits_as_python_reads_it(separators):
+    rng = np.random.default_rng(7)
+    scale = 10.0 ** rng.integers(-300, 300, 2000)
+    plain = [repr(float(v)) for v in rng.standard_normal(2000) * scale]
+    plain += ["-0", "0", "-0.0", "-0e3", "1e-400", "5e-324", "0.1", "123456789012345678901"]
+    special = ["NaN", "+Inf", "-Inf", "1e400", "-0", "2.5"]  # no JSON numbers for these
+    result = [
+        {
+            "metric": {"__name__": name},
+            "values": [[1_700_000_000 + k / 8, v] for k, v in enumerate(vs)],
+        }
+        for name, vs in (("plain", plain), ("special", special))
+    ]
+    doc = {"status": "success", "data": {"resultType": "matrix", "result": result}}
+    got = load_matrix(json.dumps(doc, separators=separators).encode(), "m.json")
+    for series, texts in zip(got, (plain, special), strict=True):
+        want = np.array([float(v) for v in texts])
+        assert np.array_equal(series.values, want, equal_nan=True)
+        assert np.array_equal(np.signbit(series.values), np.signbit(want))  # -0 stays -0
+        assert np.array_equal(series.ts, 1_700_000_000 + np.arange(len(texts)) / 8)
 
 
 def test_export_needs_a_clear_sla_choice(engine):
