@@ -63,6 +63,11 @@ def _bounds(cols: SampleColumns) -> tuple[list[int], list[int]]:
     return starts.tolist(), np.r_[starts[1:], len(cols)].tolist()
 
 
+def _row(hour: int, sid: int, ts: np.ndarray, values: np.ndarray) -> tuple:
+    """Return the table row of one run: little-endian int64 ms and float64 values."""
+    return (hour, sid, int(ts[0]), int(ts[-1]), len(ts), ts.tobytes(), values.tobytes())
+
+
 def write_runs(*, conn, cols: SampleColumns) -> int:
     """Write one row per (series, hour) run of the key-sorted rows; return the samples."""
     if not len(cols):
@@ -70,10 +75,9 @@ def write_runs(*, conn, cols: SampleColumns) -> int:
     starts, ends = _bounds(cols)
     ts, values = cols.ts.astype("<i8"), cols.value.astype("<f8")
     rows = [
-        (int(cols.hour[a]), int(cols.series_id[a]), int(ts[a]), int(ts[b - 1]), int(b - a),
-         ts[a:b].tobytes(), values[a:b].tobytes())
+        _row(int(cols.hour[a]), int(cols.series_id[a]), ts[a:b], values[a:b])
         for a, b in zip(starts, ends, strict=True)
-    ]  # fmt: skip
+    ]
     _insert(conn, rows)
     return len(cols)
 
@@ -121,11 +125,14 @@ def write_checked_runs(*, conn, cols: SampleColumns) -> int:
         return 0
     starts, ends = _bounds(cols)
     ts, values = cols.ts.astype("<i8"), cols.value.astype("<f8")
-    last: dict[tuple[int, int], int] = {}
-    for hour in np.unique(cols.hour[starts]).tolist():
-        in_hour = [a for a in starts if cols.hour[a] == hour]
-        ids = [int(cols.series_id[a]) for a in in_hour]
-        last.update(((hour, sid), t) for sid, t in _last_stored(conn, hour, ids).items())
+    ids_by_hour: dict[int, list[int]] = {}
+    for a in starts:
+        ids_by_hour.setdefault(int(cols.hour[a]), []).append(int(cols.series_id[a]))
+    last = {
+        (hour, sid): t
+        for hour, ids in ids_by_hour.items()
+        for sid, t in _last_stored(conn, hour, ids).items()
+    }
     rows, new = [], 0
     for a, b in zip(starts, ends, strict=True):
         hour, sid = int(cols.hour[a]), int(cols.series_id[a])
@@ -136,10 +143,7 @@ def write_checked_runs(*, conn, cols: SampleColumns) -> int:
             run_ts, run_values = run_ts[keep], run_values[keep]
             if not run_ts.size:
                 continue
-        rows.append(
-            (hour, sid, int(run_ts[0]), int(run_ts[-1]), int(run_ts.size),
-             run_ts.tobytes(), run_values.tobytes())
-        )  # fmt: skip
+        rows.append(_row(hour, sid, run_ts, run_values))
         new += int(run_ts.size)
     _insert(conn, rows)
     return new

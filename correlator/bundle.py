@@ -130,7 +130,7 @@ def _numbers(flat: bytes) -> np.ndarray:
 
     orjson reads JSON numbers about 6 times as fast as numpy's text parser, rounding alike;
     numpy takes what JSON cannot hold: NaN, +Inf, -Inf, a -0 (orjson's int 0 drops the
-    sign), a number past float64's range. Anything but numbers is left to the size check.
+    sign), a number past float64's range. Anything else is numpy's to refuse (ValueError).
     """
     if not flat.translate(None, _NUMBER_TEXT) and b",-0," not in b"," + flat + b",":
         try:

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, bindparam, text
 
 from correlator.store.codec import decode, encode
 from correlator.store.engine import driver_connection
-from correlator.store.partitions import DAY_HOURS
+from correlator.store.partitions import DAY_HOURS, day_starts
 from correlator.store.rollup_state import HOUR_MS
 from correlator.store.series import CHUNK
 
@@ -140,13 +140,13 @@ def held(
     days apart (a clock at zero beside yesterday's) read the chunks of their own days, never
     all those between, and a backfill into days nothing was compacted in reads no chunk.
     """
-    day = hour // DAY_HOURS
-    starts = np.r_[0, np.flatnonzero(np.diff(day)) + 1]
+    starts = day_starts(hour)
     ends = [*starts[1:].tolist(), len(ts)]
-    chunked = _days_with_chunks(conn, day[starts].tolist())
+    days = (hour[starts] // DAY_HOURS).tolist()
+    chunked = _days_with_chunks(conn, days)
     mask = np.zeros(len(ts), dtype=bool)
-    for lo, hi in zip(starts.tolist(), ends, strict=True):
-        if int(day[lo]) in chunked:
+    for day, lo, hi in zip(days, starts.tolist(), ends, strict=True):
+        if day in chunked:
             rows = slice(lo, hi)
             mask[rows] = _held_in_day(
                 conn, series_id[rows], ts[rows], int(hour[lo]), int(hour[hi - 1])

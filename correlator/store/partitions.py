@@ -157,14 +157,16 @@ def _last_day(now: float) -> int:
     return int(now // DAY_S) + DAYS_AHEAD
 
 
+def day_starts(hours: np.ndarray) -> np.ndarray:
+    """Return where each UTC day of rows sorted by hour begins: row indices, the first 0."""
+    if int(hours[0]) // DAY_HOURS == int(hours[-1]) // DAY_HOURS:  # the usual batch: one day
+        return np.zeros(1, dtype=np.int64)
+    return np.r_[0, np.flatnonzero(np.diff(hours // DAY_HOURS)) + 1]
+
+
 def batch_days(hours: np.ndarray, *, now: float) -> set[int]:
     """Return the days of rows sorted by hour, less those after DAYS_AHEAD."""
-    first, last = int(hours[0]) // DAY_HOURS, int(hours[-1]) // DAY_HOURS
-    if first == last:  # the usual batch: one day
-        days = {first}
-    else:
-        day = hours // DAY_HOURS
-        days = {first, *day[np.flatnonzero(np.diff(day)) + 1].tolist()}
+    days = (hours[day_starts(hours)] // DAY_HOURS).tolist()
     return {d for d in days if d <= _last_day(now)}
 
 
