@@ -75,11 +75,31 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        said = _database_error(exc, args)
+        said = _settings_error(exc) or _database_error(exc, args)
         if said is None:
             raise
         print(f"causeline {args.command}: error: {said}", file=sys.stderr)
         return 2
+
+
+# The settings classes' variable prefixes (correlator/settings.py, dashboard/settings.py).
+_SETTINGS_PREFIXES = {"ServiceSettings": "CAUSELINE_", "DashboardSettings": "CAUSELINE_DASHBOARD_"}
+
+
+def _settings_error(exc: Exception) -> str | None:
+    """Return what is wrong with each refused setting and its variable, else None."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(exc, pydantic.ValidationError):
+        return None
+    prefix = _SETTINGS_PREFIXES.get(exc.title)
+    if prefix is None:
+        return None
+    said = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"])
+        where = f"{prefix}{name.upper()} or the command's option"
+        said.append(f"setting {name} = {error['input']!r} ({where}): {error['msg']}")
+    return "; ".join(said)
 
 
 def _database_error(exc: Exception, args: argparse.Namespace) -> str | None:

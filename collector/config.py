@@ -114,6 +114,28 @@ def _string_map(name: str, value) -> dict[str, str]:
     return value
 
 
+_POSITIVE = (
+    "interval",
+    "spool_max_bytes",
+    "batch_max_samples",
+    "retry_max",
+    "fingerprint_interval",
+    "remote_write_timeout",
+)
+
+
+def _check_bounds(config: AgentConfig) -> None:
+    for name in _POSITIVE:
+        if getattr(config, name) <= 0:
+            raise ConfigError(f"{name} must be positive, not {getattr(config, name)!r}")
+    if config.batch_max_age is not None and config.batch_max_age < 0:
+        raise ConfigError(
+            f"batch_max_age must be 0 (the default) or more, not {config.batch_max_age!r}"
+        )
+    if config.metrics_port is not None and not 0 <= config.metrics_port <= 65535:
+        raise ConfigError(f"metrics_port must be 0 (off) to 65535, not {config.metrics_port!r}")
+
+
 def _check_remote_write(config: AgentConfig) -> None:
     if config.remote_write_url and not config.remote_write_url.startswith(("http://", "https://")):
         raise ConfigError("remote_write_url must be an http:// or https:// URL")
@@ -122,8 +144,6 @@ def _check_remote_write(config: AgentConfig) -> None:
         raise ConfigError("remote_write_username and remote_write_password go together")
     if basic and config.remote_write_bearer_token:
         raise ConfigError("give remote_write_bearer_token or a username and password, not both")
-    if config.remote_write_timeout <= 0:
-        raise ConfigError("remote_write_timeout must be positive")
     for name in config.remote_write_headers:
         if name.lower() in _RESERVED_HEADERS:
             raise ConfigError(f"remote_write_headers: {name} is set by the remote-write protocol")
@@ -172,7 +192,6 @@ def load_config(
     }
     _apply(config, from_env, "environment")
     _apply(config, {k: v for k, v in (overrides or {}).items() if v is not None}, "flags")
-    if config.interval <= 0:
-        raise ConfigError("interval must be positive")
+    _check_bounds(config)
     _check_remote_write(config)
     return config

@@ -6,8 +6,9 @@ import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
+from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from collector.schema import (
@@ -18,6 +19,7 @@ from collector.schema import (
 )
 
 READ_MAX_SERIES = 20_000  # the default series bound of one read (read_max_series)
+Port = Annotated[int, Field(ge=1, le=65535)]
 
 
 class ServiceSettings(BaseSettings):
@@ -27,16 +29,16 @@ class ServiceSettings(BaseSettings):
 
     database_url: str | None = None
     bind_host: str = "127.0.0.1"
-    bind_port: int = 8400
-    max_body_bytes: int = MAX_BODY_BYTES
-    max_series_per_batch: int = MAX_SERIES_PER_BATCH
+    bind_port: Port = 8400
+    max_body_bytes: PositiveInt = MAX_BODY_BYTES
+    max_series_per_batch: PositiveInt = MAX_SERIES_PER_BATCH
     # Ingest bounds per series and event: label count and label value length (characters).
-    max_labels_per_series: int = MAX_LABELS_PER_SERIES
-    max_label_value_length: int = MAX_LABEL_VALUE_LENGTH
+    max_labels_per_series: PositiveInt = MAX_LABELS_PER_SERIES
+    max_label_value_length: PositiveInt = MAX_LABEL_VALUE_LENGTH
     # Samples and events stamped more than this ahead of the service's clock are refused
     # (422/400 naming the field): a sender whose clock is set wrong. A day is far past any
     # NTP-kept clock and still catches a wrong date; None or 0 accepts any time up to 1e11.
-    max_future_seconds: float | None = 86400.0
+    max_future_seconds: NonNegativeFloat | None = 86400.0
     # "auto": reads are open when bound to loopback and need a token otherwise.
     read_auth: Literal["auto", "open", "token"] = "auto"
     # Host names the API and dashboard answer to besides loopback, the bind address and the
@@ -44,18 +46,18 @@ class ServiceSettings(BaseSettings):
     allowed_hosts: str | None = None
     # Bounds of one read request (series selected, points answered, seconds spent); a read
     # past one gets 422 (503 for time) saying how to narrow it (docs/operators.md: Security).
-    read_max_series: int = READ_MAX_SERIES
-    read_max_points: int = 500_000
-    read_timeout_seconds: float = 30.0
+    read_max_series: PositiveInt = READ_MAX_SERIES
+    read_max_points: PositiveInt = 500_000
+    read_timeout_seconds: PositiveFloat = 30.0
     # The background SLA evaluator (off in the library; ``causeline serve`` turns it on).
     evaluator_enabled: bool = False
-    evaluator_interval_seconds: float = 5.0
+    evaluator_interval_seconds: PositiveFloat = 5.0
     # How long a dead evaluator's lease keeps other processes from evaluating.
-    lease_seconds: float = 90.0
+    lease_seconds: PositiveFloat = 90.0
     # The queue-backlog autoscaling signal on /metrics.
-    autoscale_window_seconds: float = 300.0
-    autoscale_drain_seconds: float = 30.0
-    autoscale_min_replicas: int = 1
+    autoscale_window_seconds: PositiveFloat = 300.0
+    autoscale_drain_seconds: PositiveFloat = 30.0
+    autoscale_min_replicas: NonNegativeInt = 1
 
     # Alerts (docs/alerts.md): where deep links point, the routes file, the outbox worker.
     public_url: str = "http://127.0.0.1:8400"
@@ -65,17 +67,17 @@ class ServiceSettings(BaseSettings):
     # or this service's own address; other such channel URLs are refused.
     alert_allowed_hosts: str | None = None
     alert_worker_enabled: bool = False
-    alert_worker_interval_seconds: float = 1.0
-    alert_max_attempts: int = 8
-    alert_retry_base_seconds: float = 2.0
-    alert_retry_cap_seconds: float = 300.0
-    alert_http_timeout_seconds: float = 10.0
+    alert_worker_interval_seconds: PositiveFloat = 1.0
+    alert_max_attempts: PositiveInt = 8
+    alert_retry_base_seconds: PositiveFloat = 2.0
+    alert_retry_cap_seconds: PositiveFloat = 300.0
+    alert_http_timeout_seconds: PositiveFloat = 10.0
     # A claimed row not finished by then (a crashed sender) is sent again.
-    alert_claim_seconds: float = 60.0
+    alert_claim_seconds: PositiveFloat = 60.0
     # Messages about data older than this (an incident opened by evaluating a past time,
     # as after an import or a backfill) are recorded with status "stale" and not sent.
     # None or 0: send whatever the age.
-    alert_max_age_seconds: float | None = 3600.0
+    alert_max_age_seconds: NonNegativeFloat | None = 3600.0
     # A firing Alertmanager alert labelled causeline_sla="<SLA>" opens that SLA's incident.
     alert_inbound_opens_incidents: bool = True
 
@@ -83,30 +85,30 @@ class ServiceSettings(BaseSettings):
     # from this server, the rest from the store. No URL: everything from the store.
     prometheus_url: str | None = None
     prometheus_mapping: str | None = None  # YAML file; None: the built-in mapping
-    prometheus_step_seconds: float | None = None  # None: the mapping's step_seconds
-    prometheus_timeout_seconds: float = 30.0
-    prometheus_retries: int = 3
+    prometheus_step_seconds: PositiveFloat | None = None  # None: the mapping's step_seconds
+    prometheus_timeout_seconds: PositiveFloat = 30.0
+    prometheus_retries: NonNegativeInt = 3
 
     # Retention (docs/postgresql.md): raw samples kept this many whole days, 1-minute
     # rollups longer; the job runs under the "retention" lease on every replica.
     retention_enabled: bool = False
-    raw_retention_days: int = 7
-    rollup_retention_days: int = 90
-    retention_interval_seconds: float = 3600.0
+    raw_retention_days: NonNegativeInt = 7
+    rollup_retention_days: NonNegativeInt = 90
+    retention_interval_seconds: PositiveFloat = 3600.0
     # 1-minute rollups of recent raw samples (correlator/store/rollups.py), so reads with a
     # step of a minute or more scan fewer rows: every rollup_interval_seconds (the first pass
     # one interval after start), up to rollup_max_hours hours that ended rollup_lag_seconds
     # ago, under the same lease as retention.
     rollup_enabled: bool = True
-    rollup_interval_seconds: float = 300.0
-    rollup_lag_seconds: float = 300.0
-    rollup_max_hours: int = 24
+    rollup_interval_seconds: PositiveFloat = 300.0
+    rollup_lag_seconds: NonNegativeFloat = 300.0
+    rollup_max_hours: PositiveInt = 24
     # Compaction (correlator/store/compaction.py): with each rollup pass, up to
     # compaction_max_hours complete hours older than compaction_head_seconds (at least an
     # hour) move from raw samples into compressed per-series chunks.
     compaction_enabled: bool = True
-    compaction_head_seconds: float = 7200.0
-    compaction_max_hours: int = 24
+    compaction_head_seconds: NonNegativeFloat = 7200.0
+    compaction_max_hours: PositiveInt = 24
 
     def route_variables(self) -> Mapping[str, str]:
         """Return what ``${VAR}`` in the alert routes may name: the process environment.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import PositiveFloat, PositiveInt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dashboard.access import is_loopback
@@ -28,8 +29,8 @@ class DashboardSettings(BaseSettings):
     # Where the dashboard is mounted, e.g. "/" or "/dash/".
     url_prefix: str = "/"
     # Points per trace sent to the browser; more detail is fetched on zoom.
-    max_points: int = 600
-    api_timeout_seconds: float = 30.0
+    max_points: PositiveInt = 600
+    api_timeout_seconds: PositiveFloat = 30.0
 
     def reads_need_sign_in(self) -> bool:
         """Return whether pages and callbacks need a signed-in reader."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from causeline.cli import CliError
-from causeline.commands.common import add_database_option, subparser
+from causeline.commands.common import add_database_option, parse_positive_count, subparser
 
 TEST_INCIDENT = {
     "id": 0,
@@ -61,7 +61,7 @@ def register(sub) -> None:
     outbox.add_argument(
         "--status", choices=["pending", "sending", "sent", "failed", "silenced", "stale"]
     )
-    outbox.add_argument("--limit", type=int, default=50)
+    outbox.add_argument("--limit", type=parse_positive_count, default=50)
     add_database_option(outbox)
     outbox.set_defaults(func=outbox_cmd)
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from causeline.commands.common import add_database_option, parse_time, subparser
+from causeline.commands.common import (
+    add_database_option,
+    parse_positive,
+    parse_positive_count,
+    parse_time,
+    subparser,
+)
 
 
 def register(sub) -> None:
@@ -29,12 +35,12 @@ def register(sub) -> None:
         help="analyse the breach ongoing at this time (unix seconds or ISO 8601); "
         "with --sla and no --at: the latest breach in the stored data",
     )
-    p.add_argument("--top", type=int, default=20, help="how many suspects to list")
+    p.add_argument("--top", type=parse_positive_count, default=20, help="how many suspects to list")
     p.add_argument("--sla", default=None, help="analyse this stored SLA from the store's data")
     add_prometheus_options(p)
     p.add_argument(
         "--before",
-        type=float,
+        type=parse_positive,
         default=4 * 3600.0,
         help="with --prometheus: seconds of history before --at to read (default 4 h)",
     )
@@ -57,7 +63,10 @@ def add_prometheus_options(p) -> None:
         help="with --prometheus: mapping YAML (default: the built-in mapping)",
     )
     p.add_argument(
-        "--step", type=float, default=None, help="with --prometheus: query resolution, seconds"
+        "--step",
+        type=parse_positive,
+        default=None,
+        help="with --prometheus: query resolution, seconds",
     )
     p.add_argument("--sla-file", default=None, help="SLA as JSON (FORMAT.md); no store needed")
     p.add_argument(

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from causeline.cli import CliError
-from causeline.commands.common import Progress, add_database_option, parse_time, subparser
+from causeline.commands.common import (
+    Progress,
+    add_database_option,
+    parse_positive_count,
+    parse_time,
+    subparser,
+)
 
 
 def register(sub) -> None:
@@ -17,7 +23,7 @@ def register(sub) -> None:
     imp.add_argument("bundle", help="bundle folder (see docs/bundles.md)")
     imp.add_argument(
         "--max-file-bytes",
-        type=int,
+        type=parse_positive_count,
         default=None,
         help="refuse a bundle file larger than this once inflated (default 512 MiB)",
     )

@@ -75,6 +75,37 @@ def parse_duration(text: str) -> float:
     return float(m.group(1)) * UNITS[(m.group(2) or "s").lower()]
 
 
+def _bounded(text: str, kind: type, what: str, example: str, *, least: float, most=math.inf):
+    """Return text as ``kind`` within [least, most]; else an argparse error naming the form."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or not least <= value <= most:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}; give one such as {example}")
+    return value
+
+
+def parse_count(text: str) -> int:
+    """Parse a whole number of 0 or more (an argparse type)."""
+    return _bounded(text, int, "a whole number of 0 or more", "7", least=0)
+
+
+def parse_positive_count(text: str) -> int:
+    """Parse a whole number of 1 or more (an argparse type)."""
+    return _bounded(text, int, "a whole number of 1 or more", "20", least=1)
+
+
+def parse_positive(text: str) -> float:
+    """Parse a number above 0 (an argparse type)."""
+    return _bounded(text, float, "a number above 0", "2.5", least=math.ulp(0.0))
+
+
+def parse_port(text: str) -> int:
+    """Parse a TCP port, 1 to 65535 (an argparse type)."""
+    return _bounded(text, int, "a port from 1 to 65535", "8400", least=1, most=65535)
+
+
 def add_prometheus_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--prometheus URL`` and ``--mapping FILE`` (default: $CAUSELINE_PROMETHEUS_*)."""
     parser.add_argument(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from causeline.commands.common import subparser
+from causeline.commands.common import parse_port, subparser
 
 
 def register(sub) -> None:
@@ -14,7 +14,7 @@ def register(sub) -> None:
         "causeline dashboard --api-url http://causeline:8400 --host 0.0.0.0 --port 8050",
     )
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8050, help="port (default 8050)")
+    p.add_argument("--port", type=parse_port, default=8050, help="port (default 8050)")
     p.add_argument(
         "--api-url",
         default=None,

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from causeline.cli import CliError
-from causeline.commands.common import Progress, add_database_option, subparser
+from causeline.commands.common import (
+    Progress,
+    add_database_option,
+    parse_count,
+    parse_positive,
+    subparser,
+)
 
 
 def register(sub) -> None:
@@ -28,9 +34,12 @@ def register(sub) -> None:
         "causeline db retain --dry-run --raw-days 7 --rollup-days 90",
     )
     add_database_option(ret)
-    ret.add_argument("--raw-days", type=int, default=None, help="raw days kept (default 7)")
+    ret.add_argument("--raw-days", type=parse_count, default=None, help="raw days kept (default 7)")
     ret.add_argument(
-        "--rollup-days", type=int, default=None, help="1-minute rollup days kept (default 90)"
+        "--rollup-days",
+        type=parse_count,
+        default=None,
+        help="1-minute rollup days kept (default 90)",
     )
     ret.add_argument("--dry-run", action="store_true", help="print what would go; change nothing")
     ret.set_defaults(func=retain)
@@ -44,7 +53,7 @@ def register(sub) -> None:
     add_database_option(com)
     com.add_argument(
         "--head-hours",
-        type=float,
+        type=parse_positive,
         default=None,
         help="hours of recent samples left raw (default: the service's, 2; at least 1)",
     )

@@ -10,6 +10,8 @@ from causeline.cli import CliError
 from causeline.commands.common import (
     add_database_option,
     add_prometheus_option,
+    parse_port,
+    parse_positive_count,
     prometheus_settings,
     settings_source,
     subparser,
@@ -36,11 +38,11 @@ def register(sub) -> None:
         "causeline serve --host 127.0.0.1 --port 8400",
     )
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8400, help="port (default 8400)")
+    p.add_argument("--port", type=parse_port, default=8400, help="port (default 8400)")
     add_database_option(p)
     p.add_argument(
         "--workers",
-        type=int,
+        type=parse_positive_count,
         default=1,
         help="worker processes (PostgreSQL; SQLite has one writer, so keep 1 there)",
     )

@@ -12,6 +12,8 @@ from urllib.parse import urlencode
 from causeline.commands.common import (
     add_database_option,
     add_prometheus_option,
+    parse_port,
+    parse_positive,
     prometheus_settings,
     subparser,
 )
@@ -19,7 +21,7 @@ from causeline.commands.common import (
 
 def _add_server_options(p) -> None:
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8400, help="port (default 8400)")
+    p.add_argument("--port", type=parse_port, default=8400, help="port (default 8400)")
     add_database_option(p)
     p.add_argument(
         "--user-header",
@@ -47,7 +49,9 @@ def register(sub) -> None:
         "causeline demo",
     )
     _add_server_options(d)
-    d.add_argument("--hours", type=float, default=6.0, help="hours of demo data (default 6)")
+    d.add_argument(
+        "--hours", type=parse_positive, default=6.0, help="hours of demo data (default 6)"
+    )
     d.set_defaults(func=run_demo)
 
 

@@ -51,6 +51,37 @@ def test_unknown_setting_is_named(tmp_path):
         load_config(env={"CAUSELINE_AGENT_INTERVALL": "1s"})
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("BATCH_MAX_SAMPLES", "0", "batch_max_samples must be positive, not 0"),
+        ("SPOOL_MAX_BYTES", "-1", "spool_max_bytes must be positive, not -1"),
+        ("RETRY_MAX", "0s", "retry_max must be positive, not 0.0"),
+        ("FINGERPRINT_INTERVAL", "0", "fingerprint_interval must be positive"),
+        ("INTERVAL", "0", "interval must be positive"),
+        ("METRICS_PORT", "70000", "metrics_port must be 0 (off) to 65535, not 70000"),
+    ],
+)
+def test_settings_out_of_range_are_named(variable, value, said):
+    with pytest.raises(ConfigError) as err:
+        load_config(env={"CAUSELINE_AGENT_" + variable: value})
+    assert said in str(err.value)
+
+
+def test_a_negative_number_in_the_file_is_named(tmp_path):
+    conf = tmp_path / "agent.json"
+    conf.write_text(json.dumps({"batch_max_age": -5}))  # the environment's text cannot be < 0
+    with pytest.raises(ConfigError, match=r"batch_max_age must be 0 \(the default\) or more"):
+        load_config(file=str(conf), env={})
+
+
+def test_zero_turns_off_the_metrics_port_and_means_the_default_batch_age():
+    config = load_config(
+        env={"CAUSELINE_AGENT_METRICS_PORT": "0", "CAUSELINE_AGENT_BATCH_MAX_AGE": "0"}
+    )
+    assert config.metrics_port == 0 and config.batch_max_age == 0
+
+
 def test_help_has_an_example(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["agent", "--help"])

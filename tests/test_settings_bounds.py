@@ -1,0 +1,107 @@
+"""Settings and numeric options out of their range are refused in one line naming them."""
+
+from __future__ import annotations
+
+import argparse
+import typing
+
+import pytest
+from annotated_types import Ge, Gt
+
+from causeline.cli import main
+from causeline.commands.common import parse_count, parse_port, parse_positive, parse_positive_count
+from correlator.settings import ServiceSettings
+from dashboard.settings import DashboardSettings
+
+
+@pytest.fixture
+def no_server(monkeypatch):
+    """Make serving fail at once: a setting let through must not leave the test waiting."""
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the server started with a setting out of range")
+
+    monkeypatch.setattr("uvicorn.run", refuse)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "reason"),
+    [
+        ("CAUSELINE_RAW_RETENTION_DAYS", "-1", "greater than or equal to 0"),
+        ("CAUSELINE_MAX_FUTURE_SECONDS", "-5", "greater than or equal to 0"),
+        ("CAUSELINE_EVALUATOR_INTERVAL_SECONDS", "0", "greater than 0"),
+        ("CAUSELINE_READ_MAX_POINTS", "abc", "valid integer"),
+        ("CAUSELINE_ROLLUP_MAX_HOURS", "0", "greater than 0"),
+    ],
+)
+def test_serve_refuses_a_setting_out_of_range_in_one_line(
+    tmp_path, capsys, monkeypatch, no_server, variable, value, reason
+):
+    monkeypatch.setenv(variable, value)
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    assert main(["serve", "--database-url", url]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    field = variable.removeprefix("CAUSELINE_").lower()
+    assert f"setting {field} = {value!r} ({variable} or the command's option)" in err
+    assert reason in err
+
+
+def test_the_dashboard_names_its_own_variable(capsys, monkeypatch, no_server):
+    monkeypatch.setenv("CAUSELINE_DASHBOARD_MAX_POINTS", "0")
+    assert main(["dashboard"]) == 2
+    err = capsys.readouterr().err
+    assert "setting max_points = '0' (CAUSELINE_DASHBOARD_MAX_POINTS" in err
+    assert "greater than 0" in err
+
+
+def test_the_documented_edge_values_are_accepted():
+    settings = ServiceSettings(
+        max_future_seconds=0,  # no bound
+        alert_max_age_seconds=0,  # send whatever the age
+        raw_retention_days=0,  # today only
+        autoscale_min_replicas=0,
+        prometheus_retries=0,
+        rollup_lag_seconds=0,
+        bind_port=65535,
+    )
+    assert settings.latest_accepted(100.0) is None
+    assert ServiceSettings(max_future_seconds=None).latest_accepted(100.0) is None
+
+
+@pytest.mark.parametrize("model", [ServiceSettings, DashboardSettings])
+def test_every_numeric_setting_has_a_lower_bound(model):
+    unbounded = []
+    for name, info in model.model_fields.items():
+        kinds = set(typing.get_args(info.annotation)) or {info.annotation}
+        if not kinds & {int, float}:
+            continue
+        if not any(isinstance(m, Ge | Gt) for m in info.metadata):
+            unbounded.append(name)
+    assert not unbounded, f"give these a bound (PositiveInt, NonNegativeFloat...): {unbounded}"
+
+
+def test_retain_refuses_negative_days_before_touching_the_store(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    with pytest.raises(SystemExit) as exc:
+        main(["db", "retain", "--raw-days", "-1", "--database-url", url])
+    assert exc.value.code == 2
+    assert "argument --raw-days: '-1' is not a whole number of 0 or more" in capsys.readouterr().err
+    assert not (tmp_path / "r.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("parse", "good", "bad"),
+    [
+        (parse_count, {"0": 0, "7": 7}, ["-1", "1.5", "x", ""]),
+        (parse_positive_count, {"1": 1, "20": 20}, ["0", "-3", "2.0"]),
+        (parse_positive, {"0.5": 0.5, "2": 2.0}, ["0", "-1", "nan", "inf", "x"]),
+        (parse_port, {"1": 1, "65535": 65535}, ["0", "65536", "-80", "http"]),
+    ],
+)
+def test_numeric_option_types(parse, good, bad):
+    for text, value in good.items():
+        assert parse(text) == value
+    for text in bad:
+        with pytest.raises(argparse.ArgumentTypeError, match="give one such as"):
+            parse(text)
