@@ -25,9 +25,12 @@ def render_text(result: dict, *, top: int = 10) -> str:
         + (f", back to normal {when(end)}" if end else ", not over in the data")
     )
     sc = result.get("scope") or {}
+    where = ", ".join(f"{k}={v}" for k, v in sc.get("labels", {}).items())
     if sc.get("kind") == "local":
-        where = ", ".join(f"{k}={v}" for k, v in sc.get("labels", {}).items())
         lines.append(f"Scope: local ({where})")
+    elif sc.get("kind") == "single":
+        on = f" ({where})" if where else ""
+        lines.append(f"Scope: the SLA has one series{on}, so local or global cannot be told")
     elif sc:
         lines.append(f"Scope: global ({sc.get('affected', '?')} of {sc.get('series')} series)")
     suspects = result.get("suspects", [])[:top]

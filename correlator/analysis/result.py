@@ -61,11 +61,18 @@ def _int(x: float | None) -> int | None:
     return None if x is None or not math.isfinite(x) else int(round(x))
 
 
+_WHERE = ("instance", "host", "service", "gpu")  # the labels that say where a series is
+
+
 def scope(r: AnalysisResult) -> dict:
-    """Say whether the breach is local (one instance or host) or global (all of them)."""
+    """Say whether the breach is local (one instance or host) or global (all of them).
+
+    An SLA measured on one series cannot tell: its scope is ``single``, with that series' place.
+    """
     rows = [r.bundle.series[i] for i in r.sla_rows]
     if len(rows) < 2:
-        return {"kind": "global", "series": len(rows)}
+        where = {k: rows[0].labels[k] for k in _WHERE if k in rows[0].labels} if rows else {}
+        return {"kind": "single", "labels": where, "series": len(rows), "affected": len(rows)}
     m = align(rows, r.grid)
     assert r.breach.start is not None  # only asked once a breach was found
     b = int(np.clip(r.grid.index(r.breach.start), 0, r.grid.size - 1))
@@ -82,7 +89,7 @@ def scope(r: AnalysisResult) -> dict:
     bad = np.flatnonzero(np.nan_to_num(dev) >= 3.0)
     if bad.size == 1:
         lbl = rows[int(bad[0])].labels
-        where = {k: lbl[k] for k in ("instance", "host", "service", "gpu") if k in lbl}
+        where = {k: lbl[k] for k in _WHERE if k in lbl}
         return {"kind": "local", "labels": where, "series": len(rows), "affected": 1}
     return {"kind": "global", "series": len(rows), "affected": int(bad.size)}
 

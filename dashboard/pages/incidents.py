@@ -125,6 +125,13 @@ def _figure(context: Context, incident: dict, sla: dict):
     )
 
 
+def _scope_text(scope: dict) -> str:
+    """Return the incident's scope as a person reads it: its kind and where (k=v, ...)."""
+    labels = scope.get("labels") or {}
+    where = ", ".join(f"{k}={v}" for k, v in labels.items()) if isinstance(labels, dict) else ""
+    return str(scope.get("kind", "unknown")) + (f" ({where})" if where else "")
+
+
 def _runbook(incident: dict) -> list:
     """Return the SLA runbook's link for the header, when its document names one."""
     url = str(incident.get("runbook") or "")
@@ -267,8 +274,8 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
                     ),
                     f" {incident.get('severity', '')} · breach "
                     f"{fmt(incident.get('breach_start'))} → "
-                    f"{fmt(incident.get('breach_end'))} · scope: {scope.get('kind', '?')} "
-                    f"{scope.get('labels', '')} · on call: {who or 'nobody'} · ",
+                    f"{fmt(incident.get('breach_end'))} · scope: {_scope_text(scope)}"
+                    f" · on call: {who or 'nobody'} · ",
                     html.A(
                         "open the joint board at the breach",
                         href=_board_link(context, incident, sla) if sla else "#",

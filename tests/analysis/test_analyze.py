@@ -38,6 +38,19 @@ def test_small_bundle_ranks_the_saturated_disk_first(bundle):
     assert ("node_disk_io_utilization_percent", {"host": "h2"}) not in ranked[:2]
 
 
+def test_an_sla_of_one_series_says_its_scope_cannot_be_told(bundle):
+    out = analyze(bundle)  # one SLA series: model_latency_p99_ms{model=m, instance=i1}
+    assert out["scope"] == {
+        "kind": "single",
+        "labels": {"instance": "i1"},
+        "series": 1,
+        "affected": 1,
+    }
+    text = render_text(out)
+    assert "Scope: the SLA has one series (instance=i1), so local or global cannot be told" in text
+    assert "?" not in text.splitlines()[2]
+
+
 def test_given_breach_start_and_no_baseline(bundle):
     sla = {
         "name": "m p99",

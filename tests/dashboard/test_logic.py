@@ -302,3 +302,15 @@ def test_capacity_page_shows_the_plan_of_the_first_model_on_load():
     assert body["model"] == "m" and "qps_per_replica" not in body  # measured for the model
     assert capacity.initial_values({"model": "n"}, ["m"])["model"] == "n"
     assert capacity.initial_values({}, [])["qps_per_replica"] == 40  # no model: the example
+
+
+def test_incident_scope_reads_as_labels_not_a_mapping():
+    from dashboard.pages.incidents import _scope_text
+
+    local = {"kind": "local", "labels": {"host": "gpu-node-2", "instance": "i-3"}}
+    assert _scope_text(local) == "local (host=gpu-node-2, instance=i-3)"
+    assert _scope_text({"kind": "global", "series": 4, "affected": 3}) == "global"
+    assert _scope_text({"kind": "single", "labels": {"service": "PetSite"}}) == (
+        "single (service=PetSite)"
+    )
+    assert _scope_text({}) == "unknown"
