@@ -52,13 +52,24 @@ def relative(lead: float) -> str:
     return f"{duration(lead)} {'before' if lead > 0 else 'after'} the breach"
 
 
+# A unit's multiples, largest first: a value is said in the largest it reaches.
+_MULTIPLES = {
+    "B": ((1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB")),
+    "B/s": ((1024**3, "GiB/s"), (1024**2, "MiB/s"), (1024, "KiB/s")),
+    "s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")),  # 8.9 ms, not 8.90e-03 s
+}
+
+
 def number(value: float, unit: str = "") -> str:
-    """Format a value compactly with its unit (bytes in GiB/MiB)."""
+    """Format a value compactly with its unit (bytes in KiB to GiB, under a second in ms, us)."""
     if value is None or not math.isfinite(value):
         return "n/a"
-    if unit in ("B", "B/s") and abs(value) >= 1024**2:
-        scale, name = (1024**3, "GiB") if abs(value) >= 1024**3 else (1024**2, "MiB")
-        return f"{value / scale:.1f} {name}{unit[1:]}"
+    for size, name in _MULTIPLES.get(unit, ()):
+        if abs(value) >= size:
+            if unit.startswith("B"):
+                return f"{value / size:.1f} {name}"
+            value, unit = value / size, name
+            break
     a = abs(value)
     text = f"{value:.0f}" if a >= 100 else f"{value:.3g}" if a >= 0.01 or a == 0 else f"{value:.2e}"
     return f"{text} {unit}".strip() if unit not in ("%",) else f"{text}%"

@@ -1,0 +1,45 @@
+"""Evidence numbers read in the units a person uses."""
+
+from __future__ import annotations
+
+import pytest
+
+from correlator.analysis.evidence import number, series_sentence
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (8.9e-3, "s", "8.9 ms"),
+        (0.417, "s", "417 ms"),
+        (4.2e-5, "s", "42 us"),
+        (1.5, "s", "1.5 s"),
+        (0.0, "s", "0 s"),
+        (-0.02, "s", "-20 ms"),
+        (32834, "B", "32.1 KiB"),
+        (512, "B", "512 B"),
+        (5e6, "B/s", "4.8 MiB/s"),
+        (3 * 2**30, "B", "3.0 GiB"),
+        (12.3, "ms", "12.3 ms"),
+        (0.5, "%", "0.5%"),
+        (1e-4, "", "1.00e-04"),
+        (float("nan"), "s", "n/a"),
+    ],
+)
+def test_number_says_a_value_in_the_largest_multiple_it_reaches(value, unit, text):
+    assert number(value, unit) == text
+
+
+def test_a_latency_in_seconds_reads_in_ms():
+    said = series_sentence(
+        metric="pod_client_latency_p95_seconds",
+        labels={"service": "currencyservice"},
+        before=8.9e-3,
+        after=0.0232,
+        z=12,
+        onset=1_661_141_880.0,
+        lead=46,
+    )
+    assert said.startswith(
+        "pod client latency p95 seconds on currencyservice 8.9 ms -> 23.2 ms (+12 sigma) from"
+    )
