@@ -119,8 +119,8 @@ def render_review(inc: dict) -> str:
         lines.append(
             f"{s.get('rank')}. **{role}**: {_name(s)} (score {s.get('score')}, owner "
             f"{md(s.get('owner'))}, lead {s.get('lead_seconds')} s). "
-            f"Evidence: {md(s.get('evidence', ''))}"
-            + (f" Next step: {md(s['next_step'])}." if s.get("next_step") else "")
+            f"Evidence: {md(s.get('evidence', '')).rstrip('.')}."
+            + (f" Next step: {md(s['next_step']).rstrip('.')}." if s.get("next_step") else "")
         )
     lines += ["", "## Chain (input -> model -> output -> downstream)", ""]
     for seg in inc.get("chain") or []:

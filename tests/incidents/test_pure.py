@@ -94,6 +94,25 @@ def test_review_of_an_incident_without_suspects():
     assert "No suspect was ranked" in text and "## Action items" in text
 
 
+def test_review_ends_each_suspects_evidence_before_its_next_step():
+    suspect = {
+        "rank": 1,
+        "kind": "series",
+        "metric": "lat",
+        "labels": {"service": "a"},
+        "score": 0.5,
+        "owner": "infra",
+        "lead_seconds": 60,
+        "evidence": "lat on a 1 -> 2 (+9 sigma) from 03:44, 1 min before the breach",
+        "next_step": "ask the owner of service a.",
+    }
+    incident = {"id": 1, "sla": "s", "status": "open", "breach_start": 1733131500}
+    text = render_review(incident | {"suspects": [suspect]})
+    assert "1 min before the breach. Next step: ask the owner of service a." in text
+    no_step = render_review(incident | {"suspects": [suspect | {"next_step": None}]})
+    assert "1 min before the breach.\n" in no_step
+
+
 def test_recovery_note_reads_in_plain_words():
     from correlator.incidents.evaluator import recovered_note
 
