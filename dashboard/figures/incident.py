@@ -60,12 +60,14 @@ def incident_figure(
         if i > 0 and suspects[i - 1][0].get("onset") is not None:
             shapes.append(_onset_line(suspects[i - 1][0]["onset"], axis))
     shapes += [_change_line(c) for c in changes or [] if c.get("onset") is not None]
+    marks = [s["onset"] for s, _ in suspects if s.get("onset") is not None]
+    marks += [c["onset"] for c in changes or [] if c.get("onset") is not None]
     shapes.append(breach_shape(breach[0], breach[1]))
     fig.update_layout(
         **layout,
         xaxis={
             "type": "date",
-            "range": walls(window),
+            "range": walls(shown_range(window, groups, [breach[0], *marks])),
             "anchor": f"y{rows}" if rows > 1 else "y",
             "showspikes": True,
             "spikemode": "across",
@@ -81,6 +83,22 @@ def incident_figure(
         plot_bgcolor="white",
     )
     return fig
+
+
+def shown_range(window: tuple[float, float], groups: list[list[Series]], marks: list[float]):
+    """Return the window cut to the span its rows have points in, with the marks in view.
+
+    An open incident's window runs 45 min past its breach; an imported one's data may cover
+    a fraction of it. The marks (breach, onsets, changes) stay in view. Without points the
+    whole window is shown.
+    """
+    spans = [(float(s.ts.min()), float(s.ts.max())) for rows in groups for s in rows if s.ts.size]
+    if not spans:
+        return window
+    lo = min(a for a, _ in spans + [(m, m) for m in marks])
+    hi = max(b for _, b in spans + [(m, m) for m in marks])
+    pad = max(0.02 * (hi - lo), 60.0)
+    return max(window[0], lo - pad), min(window[1], hi + pad)
 
 
 def _row_axis(top: float, height: float, unit: str) -> dict:

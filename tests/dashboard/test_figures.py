@@ -336,3 +336,22 @@ def test_board_marks_the_incidents_suspect_changes():
     assert mark_suspects([{"id": "c1"}], None) == [{"id": "c1"}]
     late = {"suspects": [{"kind": "series"}] * 5 + [{"kind": "change", "id": "c1", "rank": 6}]}
     assert mark_suspects([{"id": "c1"}], late) == [{"id": "c1"}]  # the top 5 only
+
+
+def test_incident_figure_spans_the_points_not_the_empty_rest_of_its_window():
+    from dashboard.figures.clock import walls
+    from dashboard.figures.incident import shown_range
+
+    sla = {"name": "p99", "metric": "lat", "threshold": 50}
+    window = (T0 - 3600, T0 + 2700)  # an open incident's: an hour before, 45 min after
+    rows = [_series("lat", {}, [1, 2, 3, 4])]  # T0 .. T0 + 45 s
+    fig = incident_figure(
+        sla=sla, sla_series=rows, suspects=[], breach=(T0 + 30, T0 + 45), window=window
+    ).to_dict()
+    assert fig["layout"]["xaxis"]["range"] == walls((T0 - 60, T0 + 105))
+    assert shown_range(window, [[]], [T0]) == window  # nothing drawn: the whole window
+    assert shown_range(window, [rows], [T0 + 2000]) == (T0 - 60, T0 + 2060)  # breach in view
+    onset = T0 - 600  # a suspect's onset before its first point stays in view
+    assert shown_range(window, [rows], [T0 + 30, onset]) == (T0 - 660, T0 + 105)
+    wide = [_series("lat", {}, np.zeros(1000), step=60.0)]  # past the window's end
+    assert shown_range(window, [wide], [T0]) == pytest.approx((T0 - 0.02 * 59_940, T0 + 2700))
