@@ -45,10 +45,10 @@ def suspect_lines(message: Message) -> list[str]:
     for s in suspects:
         lead = f", {duration(s.lead_seconds)} before" if s.lead_seconds else ""
         line = f"{s.rank}. {s.what} [owner {s.owner}{lead}]"
-        line = f"{line}: {s.evidence}" if s.evidence else line
+        line = f"{line}: {s.evidence.rstrip('.')}." if s.evidence else line
         if s.next_step and message.event != "resolved":
             ask = f" (ask {s.person})" if s.person else ""
-            line = f"{line} Next: {s.next_step}{ask}."
+            line = f"{line} Next: {s.next_step.rstrip('.')}{ask}."
         out.append(line)
     return out or ["no suspect ranked (see the incident)"]
 

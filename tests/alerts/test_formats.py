@@ -110,6 +110,7 @@ def test_the_message_says_what_to_try_first_and_whom_to_ask():
     )
     assert "change chg-17 [owner algo, 10 min before]" in opened
     assert "Next: roll back model:click_rank_v3 3.3.0 (ask ana)." in opened
+    assert "canary on i-3, unplanned. Next: roll back" in opened  # the evidence ends first
     resolved = markdown(
         build_message(inc, "resolved", sla=SLA, public_url="https://c.example", now=T0 + 60)
     )
