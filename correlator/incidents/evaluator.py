@@ -24,7 +24,7 @@ from correlator.store.incidents import (
     open_incident,
     open_incident_for,
 )
-from correlator.store.lease import lease_holder, take_lease
+from correlator.store.lease import lease_holder, release_lease, take_lease
 from correlator.store.recordings import Window, list_recordings
 from correlator.store.slas import list_slas
 from correlator.store.tables import Incident
@@ -32,6 +32,8 @@ from correlator.store.windows import MetricSource, sla_series
 from correlator.vocabulary import DEFAULT_SEVERITY
 
 LEASE = "sla-evaluator"
+# How long a stopping evaluator lets its pass in flight finish before it gives the lease up.
+RELEASE_WAIT_S = 10.0
 # Grid phase moves a little as the window slides: starts this close are the same breach.
 SAME_BREACH_S = 60.0
 log = logging.getLogger(__name__)
@@ -283,18 +285,54 @@ async def run_evaluator(
     settings,
     source: MetricSource | None = None,
 ) -> None:
-    """Evaluate every ``interval`` seconds until cancelled."""
+    """Evaluate every ``interval`` seconds until cancelled, then give the lease up.
+
+    On a clean stop another replica, or ``causeline incident evaluate``, takes over at once
+    instead of after ``lease_seconds``: the pass in flight may finish first (up to
+    ``RELEASE_WAIT_S``); one still running then keeps the lease until it expires.
+    """
     holder = holder or holder_name()
-    while True:
-        try:
-            await asyncio.to_thread(
-                evaluate_once,
-                engine,
-                holder=holder,
-                lease_seconds=lease_seconds,
-                settings=settings,
-                source=source,
+    running: asyncio.Future | None = None
+    try:
+        while True:
+            running = asyncio.ensure_future(
+                asyncio.to_thread(
+                    evaluate_once,
+                    engine,
+                    holder=holder,
+                    lease_seconds=lease_seconds,
+                    settings=settings,
+                    source=source,
+                )
             )
-        except Exception:
-            log.exception("SLA evaluation pass failed")
-        await asyncio.sleep(interval)
+            try:
+                await asyncio.shield(running)  # cancelling the loop leaves the pass running
+            except Exception:
+                log.exception("SLA evaluation pass failed")
+            running = None  # finished and seen
+            await asyncio.sleep(interval)
+    finally:
+        await _give_up_lease(engine, holder, running)
+
+
+async def _give_up_lease(engine: Engine, holder: str, running: asyncio.Future | None) -> None:
+    """Release the evaluator lease once no pass of this holder runs; log, never raise.
+
+    ``running`` is the pass the stop interrupted the wait for, if any.
+    """
+    if running is not None and not running.done():
+        done, _ = await asyncio.wait({running}, timeout=RELEASE_WAIT_S)
+        if not done:
+            log.warning("an SLA pass still runs at shutdown: its lease expires on its own")
+            return
+    if running is not None and not running.cancelled() and running.exception():
+        log.error("SLA evaluation pass failed", exc_info=running.exception())
+
+    def release() -> None:
+        with write_transaction(engine) as conn:
+            release_lease(conn=conn, name=LEASE, holder=holder)
+
+    try:
+        await asyncio.to_thread(release)
+    except Exception:
+        log.exception("could not release the evaluator lease: it expires on its own")

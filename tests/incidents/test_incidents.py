@@ -231,3 +231,31 @@ def test_service_lifespan_runs_the_evaluator(engine):
             time.sleep(0.2)
         got = c.get("/api/v1/incidents").json()
     assert len(got) == 1 and got[0]["status"] == "open" and got[0]["severity"] == "critical"
+
+
+def test_a_clean_stop_hands_the_evaluator_lease_over_at_once(engine, monkeypatch):
+    from correlator.incidents import evaluator
+
+    passes: list[str] = []
+
+    def slow_pass(engine, *, holder, lease_seconds, **_kwargs):
+        with write_transaction(engine) as conn:
+            take_lease(conn=conn, name=evaluator.LEASE, holder=holder, now=time.time(), seconds=90)
+        time.sleep(0.5)  # the stop comes while this pass runs
+        with engine.connect() as conn:  # not given up under a running pass
+            passes.append(lease_holder(conn=conn, name=evaluator.LEASE, now=time.time()))
+
+    monkeypatch.setattr(evaluator, "evaluate_once", slow_pass)
+    settings = ServiceSettings(
+        database_url=str(engine.url), evaluator_enabled=True, lease_seconds=90
+    )
+    app = create_app(settings, engine=engine)
+    with TestClient(app):
+        time.sleep(0.2)
+    assert passes == [app.state.evaluator_holder]
+    with engine.connect() as conn:
+        assert lease_holder(conn=conn, name=evaluator.LEASE, now=time.time()) is None
+    with write_transaction(engine) as conn:  # the next holder, not 90 s later
+        assert take_lease(
+            conn=conn, name=evaluator.LEASE, holder="next", now=time.time(), seconds=90
+        )
