@@ -98,7 +98,7 @@ def parse_positive_count(text: str) -> int:
 
 def parse_positive(text: str) -> float:
     """Parse a number above 0 (an argparse type)."""
-    return _bounded(text, float, "a number above 0", "2.5", least=math.ulp(0.0))
+    return _bounded(text, float, "a number above 0", "2.5", least=math.ulp(0.0))  # least > 0
 
 
 def parse_port(text: str) -> int:
