@@ -22,6 +22,10 @@ only, no overlap check): an upper bound for such a layout. ``--checked`` serves 
 with the check a real one needs (a query a batch for each series' last stored timestamp;
 resent points count 0), still with nothing reading it.
 
+``--store`` also writes the same batches through the store's own ``insert_columns`` in
+this process, with no service: the most keyed rows give on this yardstick, whatever the
+request path does.
+
 ``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
 ``causeline serve`` processes (clients split across them) against raw COPY into an
 unindexed table in the same run, then the latency of ``read_range`` for 1,000 series
@@ -44,7 +48,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -386,6 +392,11 @@ def main() -> None:
         action="store_true",
         help="also serve with that head checking overlaps and resends (serve_head.py checked)",
     )
+    ap.add_argument(
+        "--store",
+        action="store_true",
+        help="also write the same batches through the store's insert_columns, no service",
+    )
     ap.add_argument("--scale", action="store_true", help="PostgreSQL at scale (see above)")
     ap.add_argument("--days", type=int, default=30, help="--scale: days stored")
     ap.add_argument("--step", type=float, default=300.0, help="--scale: seconds between samples")
@@ -403,7 +414,13 @@ def main() -> None:
         scale(args, bodies, rows)
         return
     heads = {"ceiling": "none", "runs": "runs", "checked": "checked"}
-    extras = {label: (SERVE_HEAD, head) for label, head in heads.items() if getattr(args, label)}
+    extras: dict[str, Callable[[str], dict]] = {
+        label: partial(served, bodies, args.clients, head)
+        for label, head in heads.items()
+        if getattr(args, label)
+    }
+    if args.store:
+        extras["store"] = partial(store_only, rows, args.batch)
     for engine in args.engines.split(","):
         e2e, raw, other = run_engine(engine, bodies, rows, args.clients, extras)
         trace = " -> ".join(f"{r:.0f}" for r in e2e["rss_trace"])
@@ -418,30 +435,69 @@ def main() -> None:
             ("ceiling", "no sample rows written"),
             ("runs", "a row a run"),
             ("checked", "a row a run, checked"),
+            ("store", "the store's insert_columns in process, no service"),
         ):
             if label in other:
                 got = other[label]
                 print(
                     f"{engine:10s} {label:10s} {got['rate']:>10,.0f} samples/s with {what} | "
                     f"ratio {got['rate'] / raw:.2f} of raw | end-to-end is "
-                    f"{e2e['rate'] / got['rate']:.2f} of it | server CPU "
+                    f"{e2e['rate'] / got['rate']:.2f} of it | "
+                    f"{'process' if label == 'store' else 'server'} CPU "
                     f"{got['server_cpu_us']:.2f} us/sample"
                 )
 
 
-def run_engine(engine: str, bodies, rows, clients: int, extras: dict[str, tuple]) -> tuple:
-    """Return (end to end, raw rows/s, {label: end to end through that server entry}).
+def served(bodies: list[bytes], clients: int, head: str, url: str) -> dict:
+    """Return end to end through ``serve_head.py`` with that head, on a fresh store at url."""
+    return end_to_end(bodies, url, clients, entry=(SERVE_HEAD, head))
 
-    Every run gets a fresh store.
+
+def store_only(rows, batch: int, url: str) -> dict:
+    """Return the rate of the store's own write path: ``insert_columns``, a transaction a batch.
+
+    The same rows as the other paths, in the same batches sorted by key as ``store_batch``
+    sorts them, written in this process with no service in front (series rows are not made;
+    nothing reads them). Its CPU is this process's (PostgreSQL's own is not counted).
     """
+    import numpy as np
+
+    from correlator.store.engine import make_engine, write_transaction
+    from correlator.store.samples import insert_columns, sample_columns
+
+    cli("db", "upgrade", env=os.environ | {"CAUSELINE_DATABASE_URL": url})
+    batches = []
+    for i in range(0, len(rows), batch):
+        part = np.array(rows[i : i + batch], dtype=np.float64)
+        sids = part[:, 0].astype(np.int64) + 1
+        starts = np.flatnonzero(np.r_[True, sids[1:] != sids[:-1]])
+        runs = list(zip(starts, np.r_[starts[1:], len(part)], strict=True))
+        batches.append(
+            sample_columns(
+                sids[starts].tolist(),
+                [part[a:b, 1] / 1000 for a, b in runs],
+                [part[a:b, 2] for a, b in runs],
+            )
+        )
+    engine = make_engine(url)
+    cpu, start = time.process_time(), time.perf_counter()
+    for cols in batches:
+        with write_transaction(engine) as conn:
+            insert_columns(conn=conn, cols=cols)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    engine.dispose()
+    return {"rate": len(rows) / elapsed, "server_cpu_us": cpu / len(rows) * 1e6}
+
+
+def run_engine(
+    engine: str, bodies, rows, clients: int, extras: dict[str, Callable[[str], dict]]
+) -> tuple:
+    """Return (end to end, raw rows/s, {label: that extra's figures on its own fresh store})."""
     if engine == "sqlite":
         with tempfile.TemporaryDirectory() as tmp:
             e2e = end_to_end(bodies, f"sqlite:///{tmp}/bench.db", clients)
             raw = raw_sqlite(rows, Path(tmp))
-            other = {
-                label: end_to_end(bodies, f"sqlite:///{tmp}/{label}.db", clients, entry=entry)
-                for label, entry in extras.items()
-            }
+            other = {label: run(f"sqlite:///{tmp}/{label}.db") for label, run in extras.items()}
             return e2e, raw, other
     names = [pg_database() for _ in range(2 + len(extras))]
     urls = [url.replace("postgresql://", "postgresql+psycopg://") for _, url in names]
@@ -449,8 +505,7 @@ def run_engine(engine: str, bodies, rows, clients: int, extras: dict[str, tuple]
         e2e = end_to_end(bodies, urls[0], clients)
         raw = raw_postgres(rows, names[1][1])
         other = {
-            label: end_to_end(bodies, url, clients, entry=entry)
-            for (label, entry), url in zip(extras.items(), urls[2:], strict=True)
+            label: run(url) for (label, run), url in zip(extras.items(), urls[2:], strict=True)
         }
         return e2e, raw, other
     finally:
