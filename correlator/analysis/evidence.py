@@ -71,8 +71,8 @@ def number(value: float, unit: str = "") -> str:
             value, unit = value / size, name
             break
     a = abs(value)
-    text = f"{value:.0f}" if a >= 100 else f"{value:.3g}" if a >= 0.01 or a == 0 else f"{value:.2e}"
-    return f"{text} {unit}".strip() if unit not in ("%",) else f"{text}%"
+    text = f"{value:.0f}" if a >= 100 else f"{value:.3g}" if a >= 1e-3 or a == 0 else f"{value:.2e}"
+    return f"{text}{unit}" if unit.startswith(("%", "/")) else f"{text} {unit}".strip()
 
 
 def unit_of(metric: str) -> str:

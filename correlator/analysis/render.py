@@ -31,8 +31,10 @@ def render_text(result: dict, *, top: int = 10) -> str:
     elif sc.get("kind") == "single":
         on = f" ({where})" if where else ""
         lines.append(f"Scope: the SLA has one series{on}, so local or global cannot be told")
+    elif sc and not sc.get("affected"):
+        lines.append(f"Scope: global (no one of the SLA's {sc.get('series')} series stands out)")
     elif sc:
-        lines.append(f"Scope: global ({sc.get('affected', '?')} of {sc.get('series')} series)")
+        lines.append(f"Scope: global ({sc.get('affected')} of {sc.get('series')} series)")
     suspects = result.get("suspects", [])[:top]
     if not suspects:
         lines.append("No suspects: nothing in scope moved before the breach.")

@@ -51,6 +51,19 @@ def test_an_sla_of_one_series_says_its_scope_cannot_be_told(bundle):
     assert "?" not in text.splitlines()[2]
 
 
+@pytest.mark.parametrize(
+    ("scope", "line"),
+    [
+        ({"kind": "global", "series": 8, "affected": 0}, "global (no one of the SLA's 8 series"),
+        ({"kind": "global", "series": 4, "affected": 2}, "global (2 of 4 series)"),
+        ({"kind": "local", "labels": {"host": "h1"}, "series": 4}, "local (host=h1)"),
+    ],
+)
+def test_the_scope_line_says_how_many_series_moved(scope, line):
+    out = {"sla": "s", "breach_start": 1_700_000_000.0, "scope": scope, "suspects": []}
+    assert f"Scope: {line}" in render_text(out)
+
+
 def test_given_breach_start_and_no_baseline(bundle):
     sla = {
         "name": "m p99",

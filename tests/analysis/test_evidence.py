@@ -23,6 +23,8 @@ from correlator.analysis.evidence import number, series_sentence
         (12.3, "ms", "12.3 ms"),
         (0.5, "%", "0.5%"),
         (1e-4, "", "1.00e-04"),
+        (2.98e-3, "", "0.00298"),
+        (306.4, "/s", "306/s"),
         (float("nan"), "s", "n/a"),
     ],
 )
