@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveInt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from collector.schema import (
@@ -20,6 +20,10 @@ from collector.schema import (
 
 READ_MAX_SERIES = 20_000  # the default series bound of one read (read_max_series)
 Port = Annotated[int, Field(ge=1, le=65535)]
+# Every float setting is seconds: finite, and above 0 (an interval or a timeout) or at
+# least 0 (where 0 turns a bound off).
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+SecondsOrZero = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class ServiceSettings(BaseSettings):
@@ -38,7 +42,7 @@ class ServiceSettings(BaseSettings):
     # Samples and events stamped more than this ahead of the service's clock are refused
     # (422/400 naming the field): a sender whose clock is set wrong. A day is far past any
     # NTP-kept clock and still catches a wrong date; None or 0 accepts any time up to 1e11.
-    max_future_seconds: NonNegativeFloat | None = 86400.0
+    max_future_seconds: SecondsOrZero | None = 86400.0
     # "auto": reads are open when bound to loopback and need a token otherwise.
     read_auth: Literal["auto", "open", "token"] = "auto"
     # Host names the API and dashboard answer to besides loopback, the bind address and the
@@ -48,15 +52,15 @@ class ServiceSettings(BaseSettings):
     # past one gets 422 (503 for time) saying how to narrow it (docs/operators.md: Security).
     read_max_series: PositiveInt = READ_MAX_SERIES
     read_max_points: PositiveInt = 500_000
-    read_timeout_seconds: PositiveFloat = 30.0
+    read_timeout_seconds: Seconds = 30.0
     # The background SLA evaluator (off in the library; ``causeline serve`` turns it on).
     evaluator_enabled: bool = False
-    evaluator_interval_seconds: PositiveFloat = 5.0
+    evaluator_interval_seconds: Seconds = 5.0
     # How long a dead evaluator's lease keeps other processes from evaluating.
-    lease_seconds: PositiveFloat = 90.0
+    lease_seconds: Seconds = 90.0
     # The queue-backlog autoscaling signal on /metrics.
-    autoscale_window_seconds: PositiveFloat = 300.0
-    autoscale_drain_seconds: PositiveFloat = 30.0
+    autoscale_window_seconds: Seconds = 300.0
+    autoscale_drain_seconds: Seconds = 30.0
     autoscale_min_replicas: NonNegativeInt = 1
 
     # Alerts (docs/alerts.md): where deep links point, the routes file, the outbox worker.
@@ -67,17 +71,17 @@ class ServiceSettings(BaseSettings):
     # or this service's own address; other such channel URLs are refused.
     alert_allowed_hosts: str | None = None
     alert_worker_enabled: bool = False
-    alert_worker_interval_seconds: PositiveFloat = 1.0
+    alert_worker_interval_seconds: Seconds = 1.0
     alert_max_attempts: PositiveInt = 8
-    alert_retry_base_seconds: PositiveFloat = 2.0
-    alert_retry_cap_seconds: PositiveFloat = 300.0
-    alert_http_timeout_seconds: PositiveFloat = 10.0
+    alert_retry_base_seconds: Seconds = 2.0
+    alert_retry_cap_seconds: Seconds = 300.0
+    alert_http_timeout_seconds: Seconds = 10.0
     # A claimed row not finished by then (a crashed sender) is sent again.
-    alert_claim_seconds: PositiveFloat = 60.0
+    alert_claim_seconds: Seconds = 60.0
     # Messages about data older than this (an incident opened by evaluating a past time,
     # as after an import or a backfill) are recorded with status "stale" and not sent.
     # None or 0: send whatever the age.
-    alert_max_age_seconds: NonNegativeFloat | None = 3600.0
+    alert_max_age_seconds: SecondsOrZero | None = 3600.0
     # A firing Alertmanager alert labelled causeline_sla="<SLA>" opens that SLA's incident.
     alert_inbound_opens_incidents: bool = True
 
@@ -85,8 +89,8 @@ class ServiceSettings(BaseSettings):
     # from this server, the rest from the store. No URL: everything from the store.
     prometheus_url: str | None = None
     prometheus_mapping: str | None = None  # YAML file; None: the built-in mapping
-    prometheus_step_seconds: PositiveFloat | None = None  # None: the mapping's step_seconds
-    prometheus_timeout_seconds: PositiveFloat = 30.0
+    prometheus_step_seconds: Seconds | None = None  # None: the mapping's step_seconds
+    prometheus_timeout_seconds: Seconds = 30.0
     prometheus_retries: NonNegativeInt = 3
 
     # Retention (docs/postgresql.md): raw samples kept this many whole days, 1-minute
@@ -94,20 +98,20 @@ class ServiceSettings(BaseSettings):
     retention_enabled: bool = False
     raw_retention_days: NonNegativeInt = 7
     rollup_retention_days: NonNegativeInt = 90
-    retention_interval_seconds: PositiveFloat = 3600.0
+    retention_interval_seconds: Seconds = 3600.0
     # 1-minute rollups of recent raw samples (correlator/store/rollups.py), so reads with a
     # step of a minute or more scan fewer rows: every rollup_interval_seconds (the first pass
     # one interval after start), up to rollup_max_hours hours that ended rollup_lag_seconds
     # ago, under the same lease as retention.
     rollup_enabled: bool = True
-    rollup_interval_seconds: PositiveFloat = 300.0
-    rollup_lag_seconds: NonNegativeFloat = 300.0
+    rollup_interval_seconds: Seconds = 300.0
+    rollup_lag_seconds: SecondsOrZero = 300.0
     rollup_max_hours: PositiveInt = 24
     # Compaction (correlator/store/compaction.py): with each rollup pass, up to
     # compaction_max_hours complete hours older than compaction_head_seconds (at least an
     # hour) move from raw samples into compressed per-series chunks.
     compaction_enabled: bool = True
-    compaction_head_seconds: NonNegativeFloat = 7200.0
+    compaction_head_seconds: SecondsOrZero = 7200.0
     compaction_max_hours: PositiveInt = 24
 
     def route_variables(self) -> Mapping[str, str]:

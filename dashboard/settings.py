@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import PositiveFloat, PositiveInt
+from pydantic import Field, PositiveInt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dashboard.access import is_loopback
@@ -30,7 +30,7 @@ class DashboardSettings(BaseSettings):
     url_prefix: str = "/"
     # Points per trace sent to the browser; more detail is fetched on zoom.
     max_points: PositiveInt = 600
-    api_timeout_seconds: PositiveFloat = 30.0
+    api_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 30.0
 
     def reads_need_sign_in(self) -> bool:
         """Return whether pages and callbacks need a signed-in reader."""

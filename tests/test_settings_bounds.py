@@ -69,16 +69,42 @@ def test_the_documented_edge_values_are_accepted():
     assert ServiceSettings(max_future_seconds=None).latest_accepted(100.0) is None
 
 
+def _checks(annotation, metadata: list) -> set[str]:
+    """Return what a numeric setting's type checks: 'bound', 'finite'; None-able types unwrapped."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        base, *extra = typing.get_args(annotation)
+        return _checks(base, [*metadata, *extra])
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if args:  # X | None: the number's own checks
+        return set().union(*(_checks(a, metadata) for a in args))
+    found = {"numeric"} if annotation in (int, float) else set()
+    for item in metadata:
+        for m in getattr(item, "metadata", [item]):  # a FieldInfo holds its constraints
+            if isinstance(m, Ge | Gt):
+                found.add("bound")
+            if annotation is int or getattr(m, "allow_inf_nan", None) is False:
+                found.add("finite")
+    return found
+
+
 @pytest.mark.parametrize("model", [ServiceSettings, DashboardSettings])
-def test_every_numeric_setting_has_a_lower_bound(model):
-    unbounded = []
+def test_every_numeric_setting_is_finite_with_a_lower_bound(model):
+    loose = []
     for name, info in model.model_fields.items():
-        kinds = set(typing.get_args(info.annotation)) or {info.annotation}
-        if not kinds & {int, float}:
-            continue
-        if not any(isinstance(m, Ge | Gt) for m in info.metadata):
-            unbounded.append(name)
-    assert not unbounded, f"give these a bound (PositiveInt, NonNegativeFloat...): {unbounded}"
+        checks = _checks(info.annotation, info.metadata)
+        if "numeric" in checks and not {"bound", "finite"} <= checks:
+            loose.append(name)
+    assert not loose, f"give these a finite, bounded type (Seconds, PositiveInt...): {loose}"
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
+def test_a_float_setting_must_be_finite(tmp_path, capsys, monkeypatch, no_server, value):
+    monkeypatch.setenv("CAUSELINE_EVALUATOR_INTERVAL_SECONDS", value)
+    assert main(["serve", "--database-url", f"sqlite:///{tmp_path / 'f.db'}"]) == 2
+    assert "Input should be a finite number" in capsys.readouterr().err
+    monkeypatch.setenv("CAUSELINE_MAX_FUTURE_SECONDS", value)  # None-able: still finite
+    monkeypatch.delenv("CAUSELINE_EVALUATOR_INTERVAL_SECONDS")
+    assert main(["serve", "--database-url", f"sqlite:///{tmp_path / 'f.db'}"]) == 2
 
 
 def test_retain_refuses_negative_days_before_touching_the_store(tmp_path, capsys):
