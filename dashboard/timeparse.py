@@ -120,6 +120,15 @@ def fmt(ts: float | None, zone: str | None = None) -> str:
         return str(ts)
 
 
+def lead(seconds: float | None) -> str:
+    """Say how long before (or after) the breach an onset came: 45 s, 12 min, 2.5 h."""
+    if seconds is None or not math.isfinite(seconds):
+        return ""
+    s = abs(seconds)
+    said = f"{s:.0f} s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
+    return said if seconds >= 0 else f"{said} after"
+
+
 def axis_time(value) -> float:
     """Parse a Plotly date-axis value (a UTC date string or epoch ms) into unix seconds."""
     if isinstance(value, int | float):

@@ -15,7 +15,7 @@ from dashboard.figures.incident import incident_figure, suspect_label
 from dashboard.figures.sla import sla_matches
 from dashboard.selectors import exact
 from dashboard.tables import error_box, table, write_button
-from dashboard.timeparse import fmt
+from dashboard.timeparse import fmt, lead
 from dashboard.units import as_drawn, byte_scaled, unit_of
 
 MAX_DRAWN = 5
@@ -155,7 +155,7 @@ def _suspects_table(incident: dict) -> html.Div:
             suspect_label(s),
             f"{s.get('score', 0):.2f}",
             fmt(s.get("onset")),
-            f"{s.get('lead_seconds', '')} s",
+            lead(s.get("lead_seconds")),
             s.get("owner", ""),
             s.get("evidence", ""),
             _next_step(s),

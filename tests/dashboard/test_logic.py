@@ -314,3 +314,15 @@ def test_incident_scope_reads_as_labels_not_a_mapping():
         "single (service=PetSite)"
     )
     assert _scope_text({}) == "unknown"
+
+
+def test_a_suspects_lead_reads_as_a_duration():
+    from dashboard.timeparse import lead
+
+    assert [lead(45), lead(488), lead(9000), lead(-164)] == [
+        "45 s",
+        "8 min",
+        "2.5 h",
+        "3 min after",
+    ]
+    assert lead(None) == "" and lead(float("nan")) == ""
