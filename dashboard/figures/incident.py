@@ -149,7 +149,7 @@ def _row_lines(series: list[Series], axis: str) -> list[go.Scatter]:
 
 def _onset_line(onset: float, axis: str) -> dict:
     """Return a suspect's onset across its row."""
-    label = {"text": "onset", "textposition": "end", "font": {"size": 10}}
+    label = {"text": "onset", "textposition": "start", "font": {"size": 10}}
     line = {"color": "#7c3aed", "width": 2}
     return time_line("onset", onset, yref=f"{axis} domain", line=line, label=label)
 

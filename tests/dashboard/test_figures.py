@@ -200,6 +200,8 @@ def test_incident_figure_marks_onset_and_breach():
     ).to_dict()
     names = [s.get("name") for s in fig["layout"]["shapes"]]
     assert {"onset", "breach", "threshold"} <= set(names)
+    onset = next(s for s in fig["layout"]["shapes"] if s.get("name") == "onset")
+    assert onset["label"]["textposition"] == "start"  # at the foot: the row's title is on top
     assert {t["yaxis"] for t in fig["data"]} == {"y", "y2"}
 
 
