@@ -125,7 +125,7 @@ def render_review(inc: dict) -> str:
     lines += ["", "## Chain (input -> model -> output -> downstream)", ""]
     for seg in inc.get("chain") or []:
         lines.append(
-            f"- {md(seg['segment'])}: {md(seg.get('component') or '-')} - owner "
+            f"- {md(seg['segment'])}: {md(seg.get('component') or 'none named')} - owner "
             f"{md(seg['owner'])}, {md(seg['status'])}"
             + (f": {md(seg['evidence'])}" if seg.get("evidence") else "")
         )

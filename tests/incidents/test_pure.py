@@ -113,6 +113,13 @@ def test_review_ends_each_suspects_evidence_before_its_next_step():
     assert "1 min before the breach.\n" in no_step
 
 
+def test_review_names_a_chain_segment_without_a_component_in_words():
+    chain = [{"segment": "downstream", "component": None, "owner": "infra", "status": "ok"}]
+    incident = {"id": 1, "sla": "s", "status": "open", "breach_start": 1733131500}
+    text = render_review(incident | {"suspects": [], "chain": chain})
+    assert "- downstream: none named - owner infra, ok" in text
+
+
 def test_recovery_note_reads_in_plain_words():
     from correlator.incidents.evaluator import recovered_note
 
