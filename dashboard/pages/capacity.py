@@ -123,9 +123,16 @@ def plan_view(context: Context, values: dict):
                 f"({result.get('replicas')} before redundancy) · {verdict}"
             ),
             html.P(
-                f"QPS per replica: {result.get('qps_per_replica')} "
+                f"QPS per replica: {_qps(result.get('qps_per_replica'))} "
                 f"({result.get('qps_source', 'given')})"
             ),
             html.Ol([html.Li(step) for step in result.get("steps", [])], id="capacity-steps"),
         ]
     )
+
+
+def _qps(value) -> str:
+    """Return a QPS figure as a person reads it: 243, 40, 2.5, 12,400."""
+    if not isinstance(value, int | float):
+        return str(value)
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"

@@ -293,11 +293,14 @@ def test_capacity_page_shows_the_plan_of_the_first_model_on_load():
     from dashboard.pages import capacity
 
     plan = {"replicas": 2, "replicas_with_redundancy": 3, "fits_sla": True, "steps": ["x"]}
+    plan |= {"qps_per_replica": 242.7821, "qps_source": "measured"}
     client = FakeClient(
         {"/api/v1/models": [{"name": "m"}, {"name": "n"}], "/api/v1/capacity/plan": plan}
     )
     page = capacity.layout(_context(client))
-    assert "3 replicas (2 before redundancy)" in _text(_find(page, "capacity-result"))
+    shown = _text(_find(page, "capacity-result"))
+    assert "3 replicas (2 before redundancy)" in shown
+    assert "QPS per replica: 243 (measured)" in shown
     ((path, body),) = client.posted
     assert body["model"] == "m" and "qps_per_replica" not in body  # measured for the model
     assert capacity.initial_values({"model": "n"}, ["m"])["model"] == "n"
