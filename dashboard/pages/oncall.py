@@ -19,18 +19,38 @@ TEAMS = ("algo", "infra")
 FIELDS = ("team", "model", "person", "contact", "start", "end", "reason")
 
 
-def _now_rows(context: Context, model: str) -> list[list]:
-    who = context.client.get("/api/v1/oncall", model=model or None)
+# Models with rotations or overrides of their own listed in "On call now", the first by name
+# (one API call each); ?model=NAME shows any model.
+MAX_MODELS_NOW = 20
+
+
+def _now_rows(context: Context, models: list[str]) -> list[list]:
+    """Return who is on call now for each team, per model ("" is every model)."""
     rows = []
-    for team in TEAMS:
-        p = who.get(team) or {}
-        source = p.get("source", "")
-        if source == "rotation":
-            source = f"rotation {p.get('rotation', '')}"
-        rows.append(
-            [team, p.get("person", "nobody"), p.get("contact", ""), source, fmt(p.get("until"))]
-        )
+    for model in models:
+        who = context.client.get("/api/v1/oncall", model=model or None)
+        for team in TEAMS:
+            p = who.get(team) or {}
+            source = p.get("source", "")
+            if source == "rotation":
+                source = f"rotation {p.get('rotation', '')}"
+            rows.append(
+                [
+                    model or "every model",
+                    team,
+                    p.get("person", "nobody"),
+                    p.get("contact", ""),
+                    source,
+                    fmt(p.get("until")),
+                ]
+            )
     return rows
+
+
+def _models_on_call(rotations: list[dict], overrides: list[dict]) -> list[str]:
+    """Return "" (every model) and the models that have a rotation or override of their own."""
+    named = {str(x["model"]) for x in [*rotations, *overrides] if x.get("model")}
+    return ["", *sorted(named)[:MAX_MODELS_NOW]]
 
 
 def _rotation_row(r: dict) -> list:
@@ -59,15 +79,17 @@ def _override_row(o: dict) -> list:
 
 def _listing(context: Context, model: str) -> list:
     try:
-        now_rows = _now_rows(context, model)
         rotations = context.client.get("/api/v1/oncall/rotations")
         overrides = context.client.get("/api/v1/oncall/overrides")
+        recent = [o for o in overrides if (o.get("end") or 0) >= time.time() - 7 * 86400]
+        models = [model] if model else _models_on_call(rotations, recent)
+        now_rows = _now_rows(context, models)
     except ApiError as exc:
         return [error_box(f"On-call data not available: {exc.message}")]
-    recent = [o for o in overrides if (o.get("end") or 0) >= time.time() - 7 * 86400]
+    headers = ["model", "team", "person", "contact", "via", "until"]
     return [
         html.H3(f"On call now{f' for {model}' if model else ''}"),
-        table(["team", "person", "contact", "via", "until"], now_rows, id_="oncall-now"),
+        table(headers, now_rows, id_="oncall-now"),
         html.H3("Rotations"),
         table(
             ["name", "team", "model", "members (in turn)", "from", "period"],

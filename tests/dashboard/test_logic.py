@@ -329,3 +329,29 @@ def test_a_suspects_lead_reads_as_a_duration():
         "3 min after",
     ]
     assert lead(None) == "" and lead(float("nan")) == ""
+
+
+class OnCallClient(FakeClient):
+    """Answers /api/v1/oncall per model: a rotation covers model m only."""
+
+    def get(self, path, **params):
+        if path == "/api/v1/oncall":
+            person = {"person": "li.wei", "source": "rotation", "rotation": "m algo"}
+            return {"algo": person} if params.get("model") == "m" else {}
+        return super().get(path, **params)
+
+
+def test_on_call_now_lists_each_model_with_a_rotation_of_its_own():
+    from dashboard.pages import oncall
+
+    rotation = {"name": "m algo", "team": "algo", "model": "m", "members": ["li.wei"], "start": 0}
+    old = {"team": "infra", "model": "gone", "person": "x", "start": 0, "end": 1}  # long over
+    client = OnCallClient(
+        {"/api/v1/oncall/rotations": [rotation], "/api/v1/oncall/overrides": [old]}
+    )
+    listing = oncall._listing(_context(client), "")
+    now = _find(listing[1], "oncall-now")
+    assert "every model algo nobody" in _text(now) and "m algo li.wei" in _text(now)
+    assert "gone" not in _text(now)
+    one = oncall._listing(_context(client), "m")  # a model asked for: that model only
+    assert "every model" not in _text(_find(one[1], "oncall-now"))
