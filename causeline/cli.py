@@ -87,7 +87,11 @@ _SETTINGS_PREFIXES = {"ServiceSettings": "CAUSELINE_", "DashboardSettings": "CAU
 
 
 def _settings_error(exc: Exception) -> str | None:
-    """Return what is wrong with each refused setting and its variable, else None."""
+    """Return each refused setting's variable, value and reason, else None.
+
+    Options that commands pass into settings are checked by argparse first, so a refused
+    setting came from its variable.
+    """
     pydantic = sys.modules.get("pydantic")
     if pydantic is None or not isinstance(exc, pydantic.ValidationError):
         return None
@@ -97,8 +101,7 @@ def _settings_error(exc: Exception) -> str | None:
     said = []
     for error in exc.errors():
         name = ".".join(str(part) for part in error["loc"])
-        where = f"{prefix}{name.upper()} or the command's option"
-        said.append(f"setting {name} = {error['input']!r} ({where}): {error['msg']}")
+        said.append(f"{prefix}{name.upper()}={error['input']!r}: {error['msg']}")
     return "; ".join(said)
 
 
