@@ -125,6 +125,15 @@ class ServiceSettings(BaseSettings):
         """Return the first timestamp ingest refuses at ``now`` (None: no bound)."""
         return now + self.max_future_seconds if self.max_future_seconds else None
 
+    def batch_bounds(self, now: float) -> dict:
+        """Return the bounds every push route (ingest, remote write, OTLP) parses a body under."""
+        return {
+            "max_series": self.max_series_per_batch,
+            "max_labels": self.max_labels_per_series,
+            "max_label_value": self.max_label_value_length,
+            "not_after": self.latest_accepted(now),
+        }
+
     def reads_need_token(self) -> bool:
         """Return whether read endpoints require a bearer token."""
         if self.read_auth != "auto":

@@ -40,13 +40,7 @@ async def ingest(request: Request, _writer: IngestDep) -> IngestOut:
     settings = request.app.state.settings
     doc = await read_json_body(request, settings.max_body_bytes)
     try:
-        batch = parse_batch(
-            doc,
-            max_series=settings.max_series_per_batch,
-            max_labels=settings.max_labels_per_series,
-            max_label_value=settings.max_label_value_length,
-            not_after=settings.latest_accepted(time.time()),
-        )
+        batch = parse_batch(doc, **settings.batch_bounds(time.time()))
     except BatchError as exc:
         raise HTTPException(422, {"field": exc.path, "reason": exc.reason}) from exc
     result = await run_in_threadpool(

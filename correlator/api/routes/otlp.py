@@ -40,11 +40,7 @@ def _error(status: int, field: str, reason: str, is_json: bool, headers=None) ->
 
 def _decode(body: bytes, is_json: bool, settings) -> Decoded:
     return decode_metrics(
-        parse_request(body, is_json=is_json),
-        max_series=settings.max_series_per_batch,
-        max_labels=settings.max_labels_per_series,
-        max_label_value=settings.max_label_value_length,
-        not_after=settings.latest_accepted(time.time()),
+        parse_request(body, is_json=is_json), **settings.batch_bounds(time.time())
     )
 
 

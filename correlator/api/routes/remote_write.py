@@ -71,10 +71,7 @@ async def remote_write(request: Request, _writer: IngestDep) -> WriteOut:
         decoded = await run_in_threadpool(
             decode_write_request,
             body,
-            max_series=settings.max_series_per_batch,
-            max_labels=settings.max_labels_per_series,
-            max_label_value=settings.max_label_value_length,
-            not_after=settings.latest_accepted(time.time()),
+            **settings.batch_bounds(time.time()),
         )
     except TooLarge as exc:
         raise HTTPException(413, {"field": "body", "reason": str(exc)}) from exc
