@@ -16,15 +16,11 @@ sends one point a series every 10 s, as remote write and OTLP exporters mostly d
 ``--ceiling`` also serves each engine through ``serve_head.py none``, which counts sample
 rows without writing them: the rate of the request path alone (body, validation, series,
 transaction), the most any layout of the samples could reach. The first batches create
-every series, so runs of fewer than a few million samples mostly measure that. ``--runs``
-serves through ``serve_head.py runs``, a prototype head of one row per series a batch (writes
-only, no overlap check): an upper bound for such a layout. ``--checked`` serves that head
-with the check a real one needs (a query a batch for each series' last stored timestamp;
-resent points count 0), still with nothing reading it.
+every series, so runs of fewer than a few million samples mostly measure that.
 
 ``--store`` also writes the same batches through the store's own ``insert_columns`` in
-this process, with no service: the most keyed rows give on this yardstick, whatever the
-request path does.
+this process, with no service: the most the store's write path (runs of fresh points, keyed
+rows for the rest) gives on this yardstick, whatever the request path does.
 
 ``--scale`` runs PostgreSQL at scale instead: end-to-end samples/s through two
 ``causeline serve`` processes (clients split across them) against raw COPY into an
@@ -383,16 +379,6 @@ def main() -> None:
         help="also serve with sample rows counted but not written (serve_head.py none)",
     )
     ap.add_argument(
-        "--runs",
-        action="store_true",
-        help="also serve with a prototype head of one row per series a batch (serve_head.py runs)",
-    )
-    ap.add_argument(
-        "--checked",
-        action="store_true",
-        help="also serve with that head checking overlaps and resends (serve_head.py checked)",
-    )
-    ap.add_argument(
         "--store",
         action="store_true",
         help="also write the same batches through the store's insert_columns, no service",
@@ -413,12 +399,9 @@ def main() -> None:
     if args.scale:
         scale(args, bodies, rows)
         return
-    heads = {"ceiling": "none", "runs": "runs", "checked": "checked"}
-    extras: dict[str, Callable[[str], dict]] = {
-        label: partial(served, bodies, args.clients, head)
-        for label, head in heads.items()
-        if getattr(args, label)
-    }
+    extras: dict[str, Callable[[str], dict]] = {}
+    if args.ceiling:
+        extras["ceiling"] = partial(served, bodies, args.clients, "none")
     if args.store:
         extras["store"] = partial(store_only, rows, args.batch)
     for engine in args.engines.split(","):
@@ -433,8 +416,6 @@ def main() -> None:
         )
         for label, what in (
             ("ceiling", "no sample rows written"),
-            ("runs", "a row a run"),
-            ("checked", "a row a run, checked"),
             ("store", "the store's insert_columns in process, no service"),
         ):
             if label in other:

@@ -6,10 +6,10 @@ store's own ingest path, ending two hours ago), then prints:
 - bytes per sample at rest of the raw layout (``samples`` with its indexes);
 - compaction: samples/s, and CPU seconds per million samples, from which the CPU share of
   a fleet writing ``--fleet-rate`` samples/s follows;
-- bytes per sample at rest after compaction (``samples`` + ``sample_chunks`` with their
-  indexes; after VACUUM, and on PostgreSQL after VACUUM FULL too, which also gives back
-  the pages of deleted rows), and the 1-minute rollups apart, before (every hour rolled
-  up) and after (compacted hours drop theirs);
+- bytes per sample at rest after compaction (``samples``, ``sample_runs`` and
+  ``sample_chunks`` with their indexes; after VACUUM, and on PostgreSQL after VACUUM FULL
+  too, which also gives back the pages of deleted rows), and the 1-minute rollups apart,
+  before (every hour rolled up) and after (compacted hours drop theirs);
 - server-side time of ``read_range`` for 24 h of ``--read-series`` series at the board's
   step (24 h over 1,000 points: 3 min) and without a step, before and after compaction.
 
@@ -123,7 +123,8 @@ def vacuum(engine, full: bool = False) -> None:
     if engine.dialect.name == "postgresql":  # its own connection: VACUUM needs autocommit
         url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f"VACUUM {'FULL ' if full else ''}samples, sample_chunks, samples_1m")
+            tables = "samples, sample_runs, sample_chunks, samples_1m"
+            conn.execute(f"VACUUM {'FULL ' if full else ''}{tables}")
         return
     raw = engine.raw_connection()
     try:
@@ -190,10 +191,10 @@ def run(engine_name: str, args) -> None:
             )
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
             vacuum(engine)
-            after = bytes_at_rest(engine, ("samples", "sample_chunks"))
+            after = bytes_at_rest(engine, ("samples", "sample_runs", "sample_chunks"))
             rollups_after = bytes_at_rest(engine, ("samples_1m",))
             vacuum(engine, full=True)
-            live = bytes_at_rest(engine, ("samples", "sample_chunks"))
+            live = bytes_at_rest(engine, ("samples", "sample_runs", "sample_chunks"))
             rollups_live = bytes_at_rest(engine, ("samples_1m",))
             reads_chunks = read_times(engine, min(args.read_series, args.series), end)
         finally:

@@ -6,6 +6,9 @@ both in one UTC day, as two ``codec`` blobs. The compaction job
 A late sample for a compacted hour is stored raw like any other and merged by the next
 pass; ingest drops one whose timestamp a chunk already holds, and compaction and late
 ingest take turns (``lock_chunks``), so a timestamp is stored once.
+
+The head's runs (``correlator.store.runs``) read as chunks of one hour each: reads, the
+late check and ``thaw`` take both, and the counts and bounds here cover both.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, bindparam, text
 
+from correlator.store import runs
 from correlator.store.codec import decode, encode
 from correlator.store.engine import driver_connection
 from correlator.store.partitions import DAY_HOURS, day_starts
@@ -82,7 +86,10 @@ def _hour_bounds(first_hour: int, last_hour: int) -> dict[str, int]:
 def read_chunks(
     *, conn: Connection, series_ids: Sequence[int], first_hour: int, last_hour: int
 ) -> list[Chunk]:
-    """Return the decoded chunks of these series that hold any of hours [first, last]."""
+    """Return the decoded chunks and runs of these series that hold any of hours [first, last].
+
+    They come by series, then time.
+    """
     out: list[Chunk] = []
     bounds = _hour_bounds(first_hour, last_hour)
     for i in range(0, len(series_ids), CHUNK):
@@ -92,6 +99,10 @@ def read_chunks(
         ):
             ts, values = decode(bytes(ts_blob), bytes(value_blob))
             out.append(Chunk(sid, hour, end_hour, ts, values))
+    found = runs.read(conn=conn, series_ids=series_ids, first_hour=first_hour, last_hour=last_hour)
+    if found:
+        out += [Chunk(r.series_id, r.hour, r.hour, r.ts, r.values) for r in found]
+        out.sort(key=lambda c: (c.series_id, c.hour, int(c.ts[0])))
     return out
 
 
@@ -124,7 +135,7 @@ def window_array(
     sid = np.repeat([c.series_id for c in found], [len(c.ts) for c in found])
     values = np.concatenate([c.values for c in found])
     arr = np.column_stack([sid[keep], ts[keep], values[keep]]).astype(np.float64)
-    # Chunks come by series (in id order, batch after batch) and hour, and do not overlap.
+    # Chunks come by series and time, and do not overlap.
     step_sid, step_ts = np.diff(arr[:, 0]), np.diff(arr[:, 1])
     if np.all((step_sid > 0) | ((step_sid == 0) & (step_ts > 0))):
         return arr
@@ -155,7 +166,7 @@ def held(
 
 
 def _days_with_chunks(conn: Connection, days: list[int]) -> set[int]:
-    """Return which of these unix days some chunk starts in: an index probe each, in SQL."""
+    """Return which of these unix days some chunk or run starts in: index probes, in SQL."""
     found: set[int] = set()
     for i in range(0, len(days), DAYS_PER_PROBE):
         values = ",".join(f"({int(d)})" for d in days[i : i + DAYS_PER_PROBE])
@@ -163,7 +174,8 @@ def _days_with_chunks(conn: Connection, days: list[int]) -> set[int]:
             conn.exec_driver_sql(
                 f"SELECT column1 FROM (VALUES {values}) AS days WHERE EXISTS (SELECT 1 FROM "
                 f"sample_chunks WHERE hour >= column1 * {DAY_HOURS} "
-                f"AND hour < (column1 + 1) * {DAY_HOURS})"
+                f"AND hour < (column1 + 1) * {DAY_HOURS}) OR EXISTS (SELECT 1 FROM sample_runs "
+                f"WHERE hour >= column1 * {DAY_HOURS} AND hour < (column1 + 1) * {DAY_HOURS})"
             ).scalars()
         )
     return found
@@ -211,14 +223,19 @@ def delete_chunks(*, conn: Connection, series_id: int, hours: Sequence[int]) -> 
 
 
 def first_time(*, conn: Connection) -> int | None:
-    """Return the first chunked sample time in ms, or None without chunks."""
-    return conn.exec_driver_sql(
+    """Return the first sample time chunks or runs hold in ms, or None without either."""
+    chunked = conn.exec_driver_sql(
         "SELECT MIN(first_ts) FROM sample_chunks WHERE hour = (SELECT MIN(hour) FROM sample_chunks)"
     ).scalar()
+    return _least(chunked, runs.first_time(conn=conn))
+
+
+def _least(*values: int | None) -> int | None:
+    return min((v for v in values if v is not None), default=None)
 
 
 def last_time(*, conn: Connection) -> int | None:
-    """Return the last chunked sample time in ms, or None without chunks."""
+    """Return the last chunked sample time in ms, or None without chunks (runs: runs.last_time)."""
     # A chunk ends in the day it starts: the last one starts at most a day before the newest.
     return conn.exec_driver_sql(
         "SELECT MAX(last_ts) FROM sample_chunks "
@@ -227,14 +244,15 @@ def last_time(*, conn: Connection) -> int | None:
 
 
 def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
-    """Return the first hour a chunk starts at, at or after ``at_least``."""
-    return conn.exec_driver_sql(
+    """Return the first hour a chunk starts at or a run lies in, at or after ``at_least``."""
+    chunked = conn.exec_driver_sql(
         f"SELECT MIN(hour) FROM sample_chunks WHERE hour >= {int(at_least)}"
     ).scalar()
+    return _least(chunked, runs.first_hour(conn=conn, at_least=at_least))
 
 
 def chunked_hours(*, conn: Connection, hours: Sequence[int]) -> set[int]:
-    """Return which of these hours some chunk holds."""
+    """Return which of these hours some chunk or run holds."""
     if not hours:
         return set()
     first, last = min(hours), max(hours)
@@ -243,22 +261,23 @@ def chunked_hours(*, conn: Connection, hours: Sequence[int]) -> set[int]:
         f"WHERE hour >= {day_start(first)} AND hour <= {last} AND end_hour >= {first}"
     ).all()
     wanted = set(hours)
-    return {h for lo, hi in spans for h in range(lo, hi + 1) if h in wanted}
+    found = runs.hours_of(conn=conn, first=first, last=last) & wanted
+    return found | {h for lo, hi in spans for h in range(lo, hi + 1) if h in wanted}
 
 
 def sample_count(*, conn: Connection, from_hour: int = 0, to_hour: int = 2**31 - 1) -> int:
-    """Return how many samples the chunks starting in hours [from_hour, to_hour) hold."""
-    return int(
-        conn.exec_driver_sql(
-            "SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks "
-            f"WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
-        ).scalar_one()
-    )
+    """Return how many samples the chunks starting and runs in hours [from_hour, to_hour) hold."""
+    chunked = conn.exec_driver_sql(
+        "SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks "
+        f"WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
+    ).scalar_one()
+    return int(chunked) + runs.sample_count(conn=conn, from_hour=from_hour, to_hour=to_hour)
 
 
 def drop_hours(*, conn: Connection, from_hour: int, to_hour: int) -> int:
-    """Delete the chunks starting in hours [from_hour, to_hour); return the samples they held."""
+    """Delete the chunks starting and runs in hours [from_hour, to_hour); return their samples."""
     held = sample_count(conn=conn, from_hour=from_hour, to_hour=to_hour)
+    runs.drop_hours(conn=conn, from_hour=from_hour, to_hour=to_hour)
     conn.exec_driver_sql(
         f"DELETE FROM sample_chunks WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
     )
@@ -284,7 +303,7 @@ def latest_before(
 
 
 def raw_hours(*, conn: Connection, end_hour: int) -> list[int]:
-    """Return the hours before end_hour that hold raw samples, oldest first: a seek each."""
+    """Return the hours before end_hour holding keyed samples or runs, oldest first: seeks."""
     hours: list[int] = []
     hour = conn.exec_driver_sql(
         f"SELECT MIN(hour) FROM samples WHERE hour < {int(end_hour)}"
@@ -294,7 +313,10 @@ def raw_hours(*, conn: Connection, end_hour: int) -> list[int]:
         hour = conn.exec_driver_sql(
             f"SELECT MIN(hour) FROM samples WHERE hour > {int(hour)} AND hour < {int(end_hour)}"
         ).scalar()
-    return hours
+    first = runs.first_hour(conn=conn)
+    if first is None or first >= end_hour:
+        return hours
+    return sorted(set(hours) | runs.hours_of(conn=conn, first=first, last=int(end_hour) - 1))
 
 
 def raw_where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)) -> str:

@@ -1,5 +1,7 @@
 """The compaction job: move complete hours of raw samples into compressed chunks.
 
+Raw samples are keyed rows (``samples``) and the head's runs (``sample_runs``) alike.
+
 A pass compacts, oldest first, at most ``max_hours`` hours that ended ``head_seconds`` ago
 (at least an hour) and still hold raw samples, late ones of a compacted hour included.
 Hours go in groups (a run of hours of one day, about ``GROUP_ROWS`` samples, when catching
@@ -22,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine, bindparam, text
 
+from correlator.store import runs
 from correlator.store.chunks import (
     Chunk,
     day_start,
@@ -130,7 +133,7 @@ def compact_hours(
     them, encoded once instead of once an hour.
     """
     lock_chunks(conn=conn, shared=False)
-    arr = raw_array(conn=conn, hours=hours, series=series)
+    arr = _raw_and_runs(conn, hours, series)
     out: list[Chunk] = []
     if len(arr):
         sid = arr[:, 0].astype(np.int64)
@@ -143,12 +146,24 @@ def compact_hours(
             )
         write_chunks(conn=conn, chunks=out)
     conn.exec_driver_sql(f"DELETE FROM samples WHERE {raw_where(hours, series)}")
+    runs.delete(conn=conn, hours=hours, series=series)
     if series[1] is None:
         # Chunks answer stepped reads faster than the rollups and hold the exact extremes.
         listed = ",".join(str(int(h)) for h in hours)
         conn.exec_driver_sql(f"DELETE FROM samples_1m WHERE hour IN ({listed})")
         set_states(conn=conn, hours=hours, state=COMPACTED)
     return len(arr), len(out)
+
+
+def _raw_and_runs(conn: Connection, hours: Sequence[int], series: tuple[int, int | None]):
+    """Return the (series_id, ms, value) rows of keyed samples and runs, sorted, once each."""
+    arr = raw_array(conn=conn, hours=hours, series=series)
+    held = runs.array(conn=conn, hours=hours, series=series)
+    if not len(held):
+        return arr
+    arr = np.concatenate([held, arr])
+    arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]  # stable: a run's sample before a raw twin
+    return arr[np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(arr[:, 1]) != 0)]]
 
 
 @dataclass(slots=True)
@@ -172,14 +187,22 @@ class _Slice:
 
 def _first_slice(conn: Connection, hours: Sequence[int], rows: int) -> _Slice:
     """Return a group's first slice: from its first series, as many as its rows suggest."""
-    lo, hi = conn.exec_driver_sql(
+    keyed = conn.exec_driver_sql(
         f"SELECT MIN(series_id), MAX(series_id) FROM samples WHERE {raw_where(hours)}"
     ).one()
-    if lo is None:
+    bounds = [b for b in (*keyed, *runs.series_bounds(conn=conn, hours=hours)) if b is not None]
+    if not bounds:
         return _Slice(0, 1, -1)  # nothing raw: one transaction marks the hours done
-    per_series = conn.exec_driver_sql(
-        f"SELECT COUNT(*) FROM samples WHERE {raw_where(hours, (lo, lo + 1))}"
-    ).scalar_one()
+    lo, hi = min(bounds), max(bounds)
+    per_series = (
+        conn.exec_driver_sql(
+            f"SELECT COUNT(*) FROM samples WHERE {raw_where(hours, (lo, lo + 1))}"
+        ).scalar_one()
+        + conn.exec_driver_sql(
+            "SELECT COALESCE(SUM(n_samples), 0) FROM sample_runs "
+            f"WHERE {runs.where(hours, (lo, lo + 1))}"
+        ).scalar_one()
+    )
     return _Slice(int(lo), max(1, rows // max(per_series, 1)), int(hi))
 
 
@@ -215,8 +238,8 @@ def _group(conn: Connection, todo: Sequence[int], group_rows: int) -> list[int]:
     rows = conn.exec_driver_sql(  # counted up to group_rows: a large hour goes alone anyway
         "SELECT COUNT(*) FROM "
         f"(SELECT 1 FROM samples WHERE hour = {int(first)} LIMIT {int(group_rows)}) AS h"
-    )
-    most = max(1, group_rows // max(rows.scalar_one(), 1))
+    ).scalar_one() + runs.sample_count(conn=conn, from_hour=first, to_hour=first + 1)
+    most = max(1, group_rows // max(rows, 1))
     group = [first]
     for hour in todo[1:most]:
         if hour != group[-1] + 1 or hour // DAY_HOURS != first // DAY_HOURS:
@@ -300,7 +323,7 @@ def compact(
 
 
 def thaw(*, conn: Connection, series_id: int, from_hour: int, insert) -> int:
-    """Move a series' chunked samples of ``from_hour`` on back to raw; return how many.
+    """Move a series' chunked samples and runs of ``from_hour`` on back to raw; return how many.
 
     ``insert(rows)`` stores raw rows (``samples.insert_rows``); used where stored samples
     must change in place (OTLP delta totals), which chunks cannot.
@@ -312,6 +335,7 @@ def thaw(*, conn: Connection, series_id: int, from_hour: int, insert) -> int:
     if not found:
         return 0
     delete_chunks(conn=conn, series_id=series_id, hours=[c.hour for c in found])
+    runs.delete_series(conn=conn, series_id=series_id, from_hour=from_hour)
     rows = [
         (int(ts) // HOUR_MS, series_id, int(ts), None if np.isnan(v) else float(v))
         for chunk in found

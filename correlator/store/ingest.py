@@ -14,7 +14,7 @@ from collector.schema import Batch, SeriesBatch
 from correlator.store.deltas import cumulate
 from correlator.store.engine import write_transaction
 from correlator.store.events import insert_events
-from correlator.store.samples import columns_of, concat_columns, insert_columns, sample_columns
+from correlator.store.samples import columns_of, insert_columns, sample_columns
 from correlator.store.series import ensure_series
 
 
@@ -109,11 +109,13 @@ def store_batch(
             [s.values for s in batch.series],
         )
         samples = len(cols)
+        totals = []
         if deltas:
             totals = cumulate(conn=conn, ids=[ids[i] for i in delta_idents], series=deltas)
-            cols = concat_columns(cols, columns_of(totals))  # in the key order, as before
             samples += sum(len(s.timestamps) for s in deltas)
         inserted = insert_columns(conn=conn, cols=cols)
+        # Totals go keyed, after: a later late point raises stored ones in place.
+        inserted += insert_columns(conn=conn, cols=columns_of(totals), runs_ok=False)
         events = insert_events(conn=conn, events=batch.events)
     cache.remember(new_ids)
     return IngestResult(series=len(keyed), samples=samples, inserted=inserted, events=events)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
-from correlator.store import chunks
+from correlator.store import chunks, runs
 from correlator.store.engine import write_transaction
 from correlator.store.rollup_state import (
     BUILDING,
@@ -140,18 +140,20 @@ def minute_rows(hour: int, arr: np.ndarray) -> list[dict]:
 
 
 def _rebuild_chunked(conn: Connection, hour: int) -> int:
-    """Roll up one hour from its chunks and raw samples; return minutes written.
+    """Roll up one hour from its chunks, runs and raw samples; return minutes written.
 
     ``REBUILD_SERIES`` chunked series at a time, with the raw samples of their range of
     ids, so memory holds a piece of the hour, not all of it.
     """
     ids = sorted(
-        r[0]
-        for r in conn.exec_driver_sql(
-            "SELECT DISTINCT series_id FROM sample_chunks "
-            f"WHERE hour >= {chunks.day_start(hour)} AND hour <= {int(hour)} "
-            f"AND end_hour >= {int(hour)}"
-        )
+        {
+            r[0]
+            for r in conn.exec_driver_sql(
+                "SELECT DISTINCT series_id FROM sample_chunks "
+                f"WHERE hour >= {chunks.day_start(hour)} AND hour <= {int(hour)} "
+                f"AND end_hour >= {int(hour)}"
+            )
+        }.union(runs.series_of(conn=conn, hour=hour))
     )
     window = (hour * HOUR_MS, (hour + 1) * HOUR_MS - 1)
     piece, written = REBUILD_SERIES, 0

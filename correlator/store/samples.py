@@ -16,7 +16,7 @@ import numpy as np
 import psycopg
 from sqlalchemy import Connection, text
 
-from correlator.store import chunks
+from correlator.store import chunks, runs
 from correlator.store.bounds import TooManyPoints, check_deadline
 from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement
 from correlator.store.engine import driver_connection
@@ -129,14 +129,6 @@ def columns_of(rows: Sequence[Row]) -> SampleColumns:
     )
 
 
-def concat_columns(first: SampleColumns, second: SampleColumns) -> SampleColumns:
-    """Return both sets of rows in key order; among equal keys the first set's come first."""
-    cols = SampleColumns(
-        *(np.concatenate(pair) for pair in zip(_fields(first), _fields(second), strict=True))
-    )
-    return _sorted(cols)
-
-
 def _fields(cols: SampleColumns) -> tuple[np.ndarray, ...]:
     return cols.hour, cols.series_id, cols.ts, cols.value
 
@@ -146,15 +138,16 @@ def insert_rows(*, conn: Connection, rows: list[Row]) -> int:
 
     Return how many were new.
 
-    The rows go as they come (``insert_columns``).
+    The rows go as they come (``insert_columns``), keyed: stored totals may change in place.
     """
-    return insert_columns(conn=conn, cols=columns_of(rows))
+    return insert_columns(conn=conn, cols=columns_of(rows), runs_ok=False)
 
 
-def insert_columns(*, conn: Connection, cols: SampleColumns) -> int:
+def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = True) -> int:
     """Insert rows sorted by hour, skipping stored ones; return how many were new.
 
-    Rows a chunk holds count as stored (``correlator.store.chunks``).
+    Rows a chunk or run holds count as stored (``correlator.store.chunks``).
+    Fresh rows go as runs where they may (``correlator.store.runs``; not without ``runs_ok``).
     New rows in an hour that ended a while ago mark it late (``rollup_state.mark_late``) in
     this transaction, so reads take it from raw until the rollup job rebuilds it.
     """
@@ -162,26 +155,44 @@ def insert_columns(*, conn: Connection, cols: SampleColumns) -> int:
         return 0
     cut = late_cut()
     late = int(cols.hour[0]) < cut  # fresh data (the usual batch) costs no query
+    n_late = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
+    if int(cols.hour[-1]) >= cut - 1:  # fresh rows, or late ones of the hour just ended
+        runs.lock_head(conn=conn, exclusive=runs_ok and len(cols) - n_late >= runs.RUN_MIN)
     if late:
         # Compaction may have moved the hour into chunks: wait for it, drop what they hold.
         chunks.lock_chunks(conn=conn, shared=True)
         cols = _without_held(conn, cols, cut)
-        if not len(cols):
-            return 0
+        n_late = int(np.searchsorted(cols.hour, cut))
+    inserted = 0
+    if n_late < len(cols):
+        cols = cols.take(runs.first_of_twins(cols.hour, cols.series_id, cols.ts))
+        fresh = np.arange(n_late, len(cols))
+        written, keyed = runs.take_fresh(
+            conn=conn,
+            hour=cols.hour[fresh],
+            series_id=cols.series_id[fresh],
+            ts=cols.ts[fresh],
+            values=cols.value[fresh],
+            allow=runs_ok,
+        )
+        inserted += written
+        cols = cols.take(np.r_[np.arange(n_late), fresh[keyed]])
+    if not len(cols):
+        return inserted
     raw = driver_connection(conn)
     if conn.dialect.name == "postgresql":
         prepare_for_rows(conn=conn, hours=cols.hour)
-        inserted = _copy_postgres(raw, cols)
+        new = _copy_postgres(raw, cols)
     else:
-        inserted = _insert_sqlite(raw, cols)
-    if inserted and late:
+        new = _insert_sqlite(raw, cols)
+    if new and late:
         mark_late(conn=conn, hours=np.unique(cols.hour[cols.hour < cut]).tolist())
-    return inserted
+    return inserted + new
 
 
 def _without_held(conn: Connection, cols: SampleColumns, cut: int) -> SampleColumns:
     """Return the rows less those of hours before cut that chunks hold."""
-    n = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
+    n = int(np.searchsorted(cols.hour, cut))
     mask = chunks.held(conn=conn, series_id=cols.series_id[:n], ts=cols.ts[:n], hour=cols.hour[:n])
     if mask is None:
         return cols
@@ -513,14 +524,18 @@ def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
 def time_bounds(*, conn: Connection, not_after: float | None = None) -> tuple[float, float] | None:
     """Return the first and last stored sample time (raw or chunked), unix seconds, or None.
 
-    With ``not_after``, raw samples stamped later are left out (a clock set wrong): chunks
-    hold only hours the compaction head has passed.
+    With ``not_after``, raw samples and runs stamped later are left out (a clock set wrong):
+    chunks hold only hours the compaction head has passed.
     """
     lo = first_time(conn=conn)
     if lo is None:
         return None
     until = None if not_after is None else math.floor(not_after * 1000)
-    found = (_last_raw(conn, until), chunks.last_time(conn=conn))
+    found = (
+        _last_raw(conn, until),
+        chunks.last_time(conn=conn),
+        runs.last_time(conn=conn, until_ms=until),
+    )
     hi = max((v for v in found if v is not None), default=None)
     return None if hi is None else (lo / 1000.0, hi / 1000.0)
 

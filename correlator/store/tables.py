@@ -88,6 +88,24 @@ class SampleChunk(Base):
     value: Mapped[bytes] = mapped_column(LargeBinary)
 
 
+class SampleRun(Base):
+    """A series' fresh samples of one batch within one hour, uncompressed (store/runs.py).
+
+    ``ts`` and ``value`` are little-endian int64 ms and float64 arrays (NaN kept). Runs of a
+    series and hour follow one another in time; compaction moves them into chunks.
+    """
+
+    __tablename__ = "sample_runs"
+    hour: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    first_ts: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    last_ts: Mapped[int] = mapped_column(BigInteger)
+    n_samples: Mapped[int] = mapped_column(Integer)
+    ts: Mapped[bytes] = mapped_column(LargeBinary)
+    value: Mapped[bytes] = mapped_column(LargeBinary)
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+
 class Event(Base):
     """A point event on the timeline (GPU XID, failed synthetic check, outside alert)."""
 

@@ -204,6 +204,6 @@ def test_agent_remote_writes_to_victoria_metrics_and_analyze_finds_the_breach(
     assert BREACH <= result["breach_start"] <= BREACH + 60 + 2 * STEP
     suspects = _series_suspects(result)
     assert suspects.get("gpu_utilization_percent") == {"gpu": "0", "host": HOST}, suspects
-    for table in ("samples", "sample_chunks", "series"):
+    for table in ("samples", "sample_runs", "sample_chunks", "series"):
         assert count_rows(db, table) == 0, table
     db.dispose()

@@ -1,0 +1,392 @@
+"""The head's runs: a series' fresh samples of one batch and one hour in one row.
+
+Agents and remote-write senders send each series several points a batch. Stored as keyed
+rows (``samples``), every point costs an index entry; a run (``sample_runs``) costs one for
+up to ``RUN_MAX`` points, so fresh ingest writes runs. A series' points of a batch become a
+run where they are fresh (hours ingest does not mark late), at least ``RUN_MIN`` of them,
+and all later than what the store holds for the series in that hour; the rest goes as keyed
+rows, less the timestamps runs hold. So runs of a series and hour follow one another in
+time and a timestamp is stored once. Compaction moves runs into chunks with the keyed rows;
+reads take them as chunks (``correlator.store.chunks``).
+
+On PostgreSQL, writers of fresh rows hold the head lock for their transaction: shared for
+keyed rows, alone for runs, so no two check and write the same series at once.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import Connection
+
+from correlator.store.dialect import qmark_rows
+from correlator.store.engine import driver_connection
+from correlator.store.rollup_state import HOUR_MS
+from correlator.store.series import CHUNK
+
+RUN_MIN = 4  # fewer points of a series in a batch (an agent's one a scrape) go keyed
+RUN_MAX = 56  # points a run holds at most: 0.9 kB, within a 4 KiB SQLite page's row
+# pg_advisory_xact_lock key of fresh-row writers (runs.lock_head).
+HEAD_LOCK_KEY = 0x68656164
+
+_COLUMNS = "hour, series_id, first_ts, last_ts, n_samples, ts, value"
+_SQLITE_INSERT = f"INSERT INTO sample_runs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_COPY = f"COPY sample_runs ({_COLUMNS}) FROM STDIN (FORMAT BINARY)"
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+_COPY_FIXED = struct.Struct(">hiiiiiqiqiii")  # 7 fields; then the ts blob's bytes
+_PG_LAST = (
+    "SELECT c.h, c.s, (SELECT r.last_ts FROM sample_runs r WHERE r.hour = c.h "
+    "AND r.series_id = c.s ORDER BY r.first_ts DESC LIMIT 1), (SELECT MAX(k.ts) FROM samples k "
+    "WHERE k.hour = c.h AND k.series_id = c.s) FROM unnest(%s::int4[], %s::int4[]) AS c(h, s)"
+)
+_SQLITE_LAST = (
+    "WITH c(h, s) AS (VALUES {}) SELECT h, s, (SELECT last_ts FROM sample_runs "
+    "WHERE hour = h AND series_id = s ORDER BY first_ts DESC LIMIT 1), "
+    "(SELECT MAX(ts) FROM samples WHERE hour = h AND series_id = s) FROM c"
+)
+
+
+@dataclass(slots=True)
+class Run:
+    """One decoded run: a series' samples of one hour, ms timestamps in order."""
+
+    series_id: int
+    hour: int
+    ts: np.ndarray
+    values: np.ndarray
+
+
+def encode(ts: np.ndarray, values: np.ndarray) -> tuple[bytes, bytes]:
+    """Return a run's blobs: little-endian int64 ms and float64 values, bit for bit."""
+    return ts.astype("<i8").tobytes(), values.astype("<f8").tobytes()
+
+
+def decode(ts_blob: bytes, value_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Return a run's int64 ms timestamps and float64 values."""
+    ts = np.frombuffer(ts_blob, dtype="<i8").astype(np.int64)
+    values = np.frombuffer(value_blob, dtype="<f8").astype(np.float64)
+    if ts.shape != values.shape or not len(ts):
+        raise ValueError("corrupt sample run: timestamps and values do not match")
+    return ts, values
+
+
+def lock_head(*, conn: Connection, exclusive: bool) -> None:
+    """Take the fresh-row writers' lock for this transaction (PostgreSQL; SQLite has one writer)."""
+    if conn.dialect.name == "postgresql":
+        func = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+        conn.exec_driver_sql(f"SELECT {func}({HEAD_LOCK_KEY})")
+
+
+def groups(hour: np.ndarray, series_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the first row and length of each (hour, series) group of rows sorted by both."""
+    if not len(hour):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    new = np.r_[True, (np.diff(hour) != 0) | (np.diff(series_id) != 0)]
+    starts = np.flatnonzero(new)
+    return starts, np.diff(np.r_[starts, len(hour)])
+
+
+def first_of_twins(hour: np.ndarray, series_id: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Return a mask keeping the first of rows (sorted by key) with one (hour, series, ts)."""
+    twin = (np.diff(hour) == 0) & (np.diff(series_id) == 0) & (np.diff(ts) == 0)
+    return np.r_[True, ~twin]
+
+
+def last_stored(*, conn: Connection, hours: Sequence[int], series_ids: Sequence[int]) -> np.ndarray:
+    """Return, for each (hour, series) pair, its last stored ms in runs or keyed rows (-1: none)."""
+    out = np.full(len(hours), -1, dtype=np.int64)
+    at = {(h, s): i for i, (h, s) in enumerate(zip(hours, series_ids, strict=True))}
+    cur = driver_connection(conn).cursor()
+    try:
+        for i in range(0, len(hours), CHUNK):
+            h, s = list(hours[i : i + CHUNK]), list(series_ids[i : i + CHUNK])
+            if conn.dialect.name == "postgresql":
+                cur.execute(_PG_LAST, [h, s])
+            else:
+                flat = [v for pair in zip(h, s, strict=True) for v in pair]
+                cur.execute(_SQLITE_LAST.format(qmark_rows(len(h), 2)), flat)
+            for hour, sid, run_last, keyed_last in cur.fetchall():
+                found = max(v for v in (run_last, keyed_last, -1) if v is not None)
+                out[at[(hour, sid)]] = found
+    finally:
+        cur.close()
+    return out
+
+
+def write(*, conn: Connection, runs: Sequence[Run]) -> None:
+    """Store new runs (checked by the caller: none overlaps a stored sample)."""
+    if not runs:
+        return
+    raw = driver_connection(conn)
+    if conn.dialect.name == "postgresql":
+        parts = [_COPY_HEADER]
+        for run in runs:
+            ts_blob, value_blob = encode(run.ts, run.values)
+            parts += [
+                _COPY_FIXED.pack(
+                    7,
+                    4,
+                    run.hour,
+                    4,
+                    run.series_id,
+                    8,
+                    int(run.ts[0]),
+                    8,
+                    int(run.ts[-1]),
+                    4,
+                    len(run.ts),
+                    len(ts_blob),
+                ),
+                ts_blob,
+                struct.pack(">i", len(value_blob)),
+                value_blob,
+            ]
+        parts.append(b"\xff\xff")
+        with raw.cursor() as cur, cur.copy(_COPY) as copy:
+            copy.write(b"".join(parts))
+        return
+    rows = [
+        (run.hour, run.series_id, int(run.ts[0]), int(run.ts[-1]), len(run.ts))
+        + encode(run.ts, run.values)
+        for run in runs
+    ]
+    cur = raw.cursor()
+    try:
+        cur.executemany(_SQLITE_INSERT, rows)
+    finally:
+        cur.close()
+
+
+def read(
+    *,
+    conn: Connection,
+    series_ids: Sequence[int],
+    first_hour: int,
+    last_hour: int,
+    window: tuple[int, int] | None = None,
+) -> list[Run]:
+    """Return the runs of these series in hours [first, last] (touching the ms window if given)."""
+    out: list[Run] = []
+    lo, hi = window if window is not None else (-(2**62), 2**62)
+    cur = driver_connection(conn).cursor()
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    try:
+        for i in range(0, len(series_ids), CHUNK):
+            ids = [int(s) for s in series_ids[i : i + CHUNK]]
+            cur.execute(
+                "SELECT series_id, hour, ts, value FROM sample_runs "
+                f"WHERE hour >= {mark} AND hour <= {mark} AND last_ts >= {mark} "
+                f"AND first_ts <= {mark} AND series_id IN ({','.join([mark] * len(ids))}) "
+                "ORDER BY series_id, hour, first_ts",
+                [int(first_hour), int(last_hour), int(lo), int(hi), *ids],
+            )
+            for sid, hour, ts_blob, value_blob in cur.fetchall():
+                out.append(Run(sid, hour, *decode(bytes(ts_blob), bytes(value_blob))))
+    finally:
+        cur.close()
+    return out
+
+
+def any_in(*, conn: Connection, first_hour: int, last_hour: int) -> bool:
+    """Return whether any run lies in hours [first, last]: one index probe."""
+    return (
+        conn.exec_driver_sql(
+            f"SELECT 1 FROM sample_runs WHERE hour >= {int(first_hour)} "
+            f"AND hour <= {int(last_hour)} LIMIT 1"
+        ).first()
+        is not None
+    )
+
+
+def held(
+    *, conn: Connection, series_id: np.ndarray, ts: np.ndarray, hour: np.ndarray
+) -> np.ndarray:
+    """Return which rows (series id, ms, hour; sorted by hour) runs hold."""
+    mask = np.zeros(len(ts), dtype=bool)
+    if not len(ts) or not any_in(conn=conn, first_hour=int(hour.min()), last_hour=int(hour.max())):
+        return mask
+    found = read(
+        conn=conn,
+        series_ids=np.unique(series_id).tolist(),
+        first_hour=int(hour.min()),
+        last_hour=int(hour.max()),
+        window=(int(ts.min()), int(ts.max())),
+    )
+    order = np.argsort(series_id, kind="stable")
+    by_series = series_id[order]
+    for run in found:
+        lo = np.searchsorted(by_series, run.series_id, side="left")
+        hi = np.searchsorted(by_series, run.series_id, side="right")
+        rows = order[lo:hi]
+        mask[rows[np.isin(ts[rows], run.ts)]] = True
+    return mask
+
+
+def take_fresh(
+    *,
+    conn: Connection,
+    hour: np.ndarray,
+    series_id: np.ndarray,
+    ts: np.ndarray,
+    values: np.ndarray,
+    allow: bool = True,
+) -> tuple[int, np.ndarray]:
+    """Store fresh rows (sorted by key, no twins) as runs where they may be; return the rest.
+
+    Return (samples written as runs, mask of the rows still to store keyed). Those rows lose
+    the timestamps runs hold already. Without ``allow``, no run is written.
+    """
+    keyed = np.ones(len(ts), dtype=bool)
+    written = 0
+    starts, lengths = groups(hour, series_id)
+    big = lengths >= RUN_MIN
+    if allow and big.any():
+        starts, lengths = starts[big], lengths[big]
+        last = last_stored(
+            conn=conn, hours=hour[starts].tolist(), series_ids=series_id[starts].tolist()
+        )
+        after = ts[starts] > last
+        out: list[Run] = []
+        for first, n in zip(starts[after].tolist(), lengths[after].tolist(), strict=True):
+            sid, h = int(series_id[first]), int(hour[first])
+            for a in range(first, first + n, RUN_MAX):
+                b = min(a + RUN_MAX, first + n)
+                out.append(Run(sid, h, ts[a:b], values[a:b]))
+            keyed[first : first + n] = False
+            written += n
+        write(conn=conn, runs=out)
+    if keyed.any():
+        rows = np.flatnonzero(keyed)
+        stored = held(conn=conn, series_id=series_id[rows], ts=ts[rows], hour=hour[rows])
+        keyed[rows[stored]] = False
+    return written, keyed
+
+
+def first_time(*, conn: Connection) -> int | None:
+    """Return the first sample time runs hold in ms, or None without runs."""
+    return conn.exec_driver_sql(
+        "SELECT MIN(first_ts) FROM sample_runs WHERE hour = (SELECT MIN(hour) FROM sample_runs)"
+    ).scalar()
+
+
+def last_time(*, conn: Connection, until_ms: int | None = None) -> int | None:
+    """Return the last sample time runs hold in ms, at or before until_ms when given."""
+    if until_ms is None:
+        return conn.exec_driver_sql(
+            "SELECT MAX(last_ts) FROM sample_runs WHERE hour = (SELECT MAX(hour) FROM sample_runs)"
+        ).scalar()
+    until = int(until_ms)
+    hour = conn.exec_driver_sql(  # the last hour with a sample by then
+        "SELECT MAX(hour) FROM sample_runs "
+        f"WHERE hour <= {until // HOUR_MS} AND first_ts <= {until}"
+    ).scalar()
+    if hour is None:
+        return None
+    best = conn.exec_driver_sql(
+        f"SELECT MAX(last_ts) FROM sample_runs WHERE hour = {hour} AND last_ts <= {until}"
+    ).scalar()
+    for ts_blob, value_blob in conn.exec_driver_sql(  # runs going on past it: a series' last
+        "SELECT ts, value FROM sample_runs "
+        f"WHERE hour = {hour} AND first_ts <= {until} AND last_ts > {until}"
+    ):
+        stamps, _ = decode(bytes(ts_blob), bytes(value_blob))
+        best = max(best or 0, int(stamps[stamps <= until][-1]))
+    return best
+
+
+def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
+    """Return the first hour holding a run, at or after ``at_least``."""
+    return conn.exec_driver_sql(
+        f"SELECT MIN(hour) FROM sample_runs WHERE hour >= {int(at_least)}"
+    ).scalar()
+
+
+def hours_of(*, conn: Connection, first: int, last: int) -> set[int]:
+    """Return the hours in [first, last] holding runs: a seek each."""
+    found: set[int] = set()
+    hour = conn.exec_driver_sql(
+        f"SELECT MIN(hour) FROM sample_runs WHERE hour >= {int(first)} AND hour <= {int(last)}"
+    ).scalar()
+    while hour is not None:
+        found.add(hour)
+        hour = conn.exec_driver_sql(
+            f"SELECT MIN(hour) FROM sample_runs WHERE hour > {int(hour)} AND hour <= {int(last)}"
+        ).scalar()
+    return found
+
+
+def series_of(*, conn: Connection, hour: int) -> list[int]:
+    """Return the series with runs in this hour."""
+    return list(
+        conn.exec_driver_sql(
+            f"SELECT DISTINCT series_id FROM sample_runs WHERE hour = {int(hour)}"
+        ).scalars()
+    )
+
+
+def where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)) -> str:
+    """Return the condition of runs of these hours and series ids [first, stop)."""
+    first, stop = series
+    cond = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
+    return cond if stop is None else f"{cond} AND series_id < {int(stop)}"
+
+
+def array(
+    *, conn: Connection, hours: Sequence[int], series: tuple[int, int | None] = (0, None)
+) -> np.ndarray:
+    """Return the (series_id, ms, value) rows runs hold in these hours and series ids, sorted."""
+    found = conn.exec_driver_sql(
+        f"SELECT series_id, ts, value FROM sample_runs WHERE {where(hours, series)} "
+        "ORDER BY series_id, hour, first_ts"
+    ).all()
+    if not found:
+        return np.empty((0, 3))
+    parts = []
+    for sid, ts_blob, value_blob in found:
+        ts, values = decode(bytes(ts_blob), bytes(value_blob))
+        parts.append(np.column_stack([np.full(len(ts), sid), ts, values]).astype(np.float64))
+    return np.concatenate(parts)
+
+
+def delete(
+    *, conn: Connection, hours: Sequence[int], series: tuple[int, int | None] = (0, None)
+) -> None:
+    """Delete the runs of these hours and series ids."""
+    conn.exec_driver_sql(f"DELETE FROM sample_runs WHERE {where(hours, series)}")
+
+
+def delete_series(*, conn: Connection, series_id: int, from_hour: int) -> None:
+    """Delete a series' runs of ``from_hour`` on."""
+    conn.exec_driver_sql(
+        f"DELETE FROM sample_runs WHERE series_id = {int(series_id)} AND hour >= {int(from_hour)}"
+    )
+
+
+def sample_count(*, conn: Connection, from_hour: int = 0, to_hour: int = 2**31 - 1) -> int:
+    """Return how many samples the runs of hours [from_hour, to_hour) hold."""
+    return int(
+        conn.exec_driver_sql(
+            "SELECT COALESCE(SUM(n_samples), 0) FROM sample_runs "
+            f"WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
+        ).scalar_one()
+    )
+
+
+def drop_hours(*, conn: Connection, from_hour: int, to_hour: int) -> int:
+    """Delete the runs of hours [from_hour, to_hour); return the samples they held."""
+    held = sample_count(conn=conn, from_hour=from_hour, to_hour=to_hour)
+    conn.exec_driver_sql(
+        f"DELETE FROM sample_runs WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
+    )
+    return held
+
+
+def series_bounds(*, conn: Connection, hours: Sequence[int]) -> tuple[int | None, int | None]:
+    """Return the least and greatest series id with runs in these hours."""
+    lo, hi = conn.exec_driver_sql(
+        f"SELECT MIN(series_id), MAX(series_id) FROM sample_runs WHERE {where(hours)}"
+    ).one()
+    return lo, hi
