@@ -37,15 +37,18 @@ _SQLITE_INSERT = f"INSERT INTO sample_runs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?
 _COPY = f"COPY sample_runs ({_COLUMNS}) FROM STDIN (FORMAT BINARY)"
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
 _COPY_FIXED = struct.Struct(">hiiiiiqiqiii")  # 7 fields; then the ts blob's bytes
+# Each (hour, series) pair's last stored ms (-1: none), in the pairs' order: two index probes.
 _PG_LAST = (
-    "SELECT c.h, c.s, (SELECT r.last_ts FROM sample_runs r WHERE r.hour = c.h "
-    "AND r.series_id = c.s ORDER BY r.first_ts DESC LIMIT 1), (SELECT MAX(k.ts) FROM samples k "
-    "WHERE k.hour = c.h AND k.series_id = c.s) FROM unnest(%s::int4[], %s::int4[]) AS c(h, s)"
+    "SELECT GREATEST(COALESCE((SELECT r.last_ts FROM sample_runs r WHERE r.hour = c.h "
+    "AND r.series_id = c.s ORDER BY r.first_ts DESC LIMIT 1), -1), COALESCE((SELECT MAX(k.ts) "
+    "FROM samples k WHERE k.hour = c.h AND k.series_id = c.s), -1)) "
+    "FROM unnest(%s::int4[], %s::int4[]) WITH ORDINALITY AS c(h, s, i) ORDER BY c.i"
 )
 _SQLITE_LAST = (
-    "WITH c(h, s) AS (VALUES {}) SELECT h, s, (SELECT last_ts FROM sample_runs "
-    "WHERE hour = h AND series_id = s ORDER BY first_ts DESC LIMIT 1), "
-    "(SELECT MAX(ts) FROM samples WHERE hour = h AND series_id = s) FROM c"
+    "WITH c(i, h, s) AS (VALUES {}) SELECT MAX(COALESCE((SELECT last_ts FROM sample_runs "
+    "WHERE hour = h AND series_id = s ORDER BY first_ts DESC LIMIT 1), -1), "
+    "COALESCE((SELECT MAX(ts) FROM samples WHERE hour = h AND series_id = s), -1)) "
+    "FROM c ORDER BY i"
 )
 
 
@@ -61,7 +64,8 @@ class Run:
 
 def encode(ts: np.ndarray, values: np.ndarray) -> tuple[bytes, bytes]:
     """Return a run's blobs: little-endian int64 ms and float64 values, bit for bit."""
-    return ts.astype("<i8").tobytes(), values.astype("<f8").tobytes()
+    ts, values = np.asarray(ts, dtype="<i8"), np.asarray(values, dtype="<f8")  # no copy
+    return ts.tobytes(), values.tobytes()
 
 
 def decode(ts_blob: bytes, value_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -73,11 +77,19 @@ def decode(ts_blob: bytes, value_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     return ts, values
 
 
-def lock_head(*, conn: Connection, exclusive: bool) -> None:
-    """Take the fresh-row writers' lock for this transaction (PostgreSQL; SQLite has one writer)."""
-    if conn.dialect.name == "postgresql":
-        func = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
-        conn.exec_driver_sql(f"SELECT {func}({HEAD_LOCK_KEY})")
+def lock_head(*, conn: Connection, exclusive: bool, first_hour: int, last_hour: int) -> bool:
+    """Take the fresh-row writers' lock; return whether runs lie in hours [first, last].
+
+    The lock is PostgreSQL's alone (SQLite has one writer). Lock and probe go in one round
+    trip as two statements, so the probe's snapshot comes after the lock.
+    """
+    if conn.dialect.name != "postgresql":
+        return any_in(conn=conn, first_hour=first_hour, last_hour=last_hour)
+    func = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    with driver_connection(conn).cursor() as cur:
+        cur.execute(f"SELECT {func}({HEAD_LOCK_KEY}); {_any_in_sql(first_hour, last_hour)}")
+        cur.nextset()
+        return cur.fetchone() is not None
 
 
 def groups(hour: np.ndarray, series_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -97,23 +109,24 @@ def first_of_twins(hour: np.ndarray, series_id: np.ndarray, ts: np.ndarray) -> n
 
 def last_stored(*, conn: Connection, hours: Sequence[int], series_ids: Sequence[int]) -> np.ndarray:
     """Return, for each (hour, series) pair, its last stored ms in runs or keyed rows (-1: none)."""
-    out = np.full(len(hours), -1, dtype=np.int64)
-    at = {(h, s): i for i, (h, s) in enumerate(zip(hours, series_ids, strict=True))}
+    found: list[int] = []
     cur = driver_connection(conn).cursor()
     try:
         for i in range(0, len(hours), CHUNK):
-            h, s = list(hours[i : i + CHUNK]), list(series_ids[i : i + CHUNK])
-            if conn.dialect.name == "postgresql":
-                cur.execute(_PG_LAST, [h, s])
+            h, s = hours[i : i + CHUNK], series_ids[i : i + CHUNK]
+            if conn.dialect.name == "postgresql":  # arrays as text: psycopg's lists cost more
+                cur.execute(_PG_LAST, [_pg_array(h), _pg_array(s)])
             else:
-                flat = [v for pair in zip(h, s, strict=True) for v in pair]
-                cur.execute(_SQLITE_LAST.format(qmark_rows(len(h), 2)), flat)
-            for hour, sid, run_last, keyed_last in cur.fetchall():
-                found = max(v for v in (run_last, keyed_last, -1) if v is not None)
-                out[at[(hour, sid)]] = found
+                flat = [v for k, pair in enumerate(zip(h, s, strict=True)) for v in (k, *pair)]
+                cur.execute(_SQLITE_LAST.format(qmark_rows(len(h), 3)), flat)
+            found += [row[0] for row in cur.fetchall()]
     finally:
         cur.close()
-    return out
+    return np.array(found, dtype=np.int64)
+
+
+def _pg_array(values: Sequence[int]) -> str:
+    return "{" + ",".join(map(str, values)) + "}"
 
 
 def write(*, conn: Connection, runs: Sequence[Run]) -> None:
@@ -192,12 +205,13 @@ def read(
 
 def any_in(*, conn: Connection, first_hour: int, last_hour: int) -> bool:
     """Return whether any run lies in hours [first, last]: one index probe."""
+    return conn.exec_driver_sql(_any_in_sql(first_hour, last_hour)).first() is not None
+
+
+def _any_in_sql(first_hour: int, last_hour: int) -> str:
     return (
-        conn.exec_driver_sql(
-            f"SELECT 1 FROM sample_runs WHERE hour >= {int(first_hour)} "
-            f"AND hour <= {int(last_hour)} LIMIT 1"
-        ).first()
-        is not None
+        f"SELECT 1 FROM sample_runs WHERE hour >= {int(first_hour)} "
+        f"AND hour <= {int(last_hour)} LIMIT 1"
     )
 
 
@@ -206,7 +220,7 @@ def held(
 ) -> np.ndarray:
     """Return which rows (series id, ms, hour; sorted by hour) runs hold."""
     mask = np.zeros(len(ts), dtype=bool)
-    if not len(ts) or not any_in(conn=conn, first_hour=int(hour.min()), last_hour=int(hour.max())):
+    if not len(ts):
         return mask
     found = read(
         conn=conn,
@@ -233,11 +247,13 @@ def take_fresh(
     ts: np.ndarray,
     values: np.ndarray,
     allow: bool = True,
+    present: bool = True,
 ) -> tuple[int, np.ndarray]:
     """Store fresh rows (sorted by key, no twins) as runs where they may be; return the rest.
 
     Return (samples written as runs, mask of the rows still to store keyed). Those rows lose
-    the timestamps runs hold already. Without ``allow``, no run is written.
+    the timestamps runs hold already. Without ``allow``, no run is written; ``present`` says
+    whether runs lay in the rows' hours before (``lock_head``): if not, none holds a row.
     """
     keyed = np.ones(len(ts), dtype=bool)
     written = 0
@@ -258,7 +274,7 @@ def take_fresh(
             keyed[first : first + n] = False
             written += n
         write(conn=conn, runs=out)
-    if keyed.any():
+    if present and keyed.any():
         rows = np.flatnonzero(keyed)
         stored = held(conn=conn, series_id=series_id[rows], ts=ts[rows], hour=hour[rows])
         keyed[rows[stored]] = False

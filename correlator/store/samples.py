@@ -156,8 +156,14 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
     cut = late_cut()
     late = int(cols.hour[0]) < cut  # fresh data (the usual batch) costs no query
     n_late = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
+    present = False  # whether runs lie in the fresh rows' hours
     if int(cols.hour[-1]) >= cut - 1:  # fresh rows, or late ones of the hour just ended
-        runs.lock_head(conn=conn, exclusive=runs_ok and len(cols) - n_late >= runs.RUN_MIN)
+        present = runs.lock_head(
+            conn=conn,
+            exclusive=runs_ok and len(cols) - n_late >= runs.RUN_MIN,
+            first_hour=max(int(cols.hour[0]), cut),
+            last_hour=int(cols.hour[-1]),
+        )
     if late:
         # Compaction may have moved the hour into chunks: wait for it, drop what they hold.
         chunks.lock_chunks(conn=conn, shared=True)
@@ -165,7 +171,9 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
         n_late = int(np.searchsorted(cols.hour, cut))
     inserted = 0
     if n_late < len(cols):
-        cols = cols.take(runs.first_of_twins(cols.hour, cols.series_id, cols.ts))
+        first = runs.first_of_twins(cols.hour, cols.series_id, cols.ts)
+        if not first.all():
+            cols = cols.take(first)
         fresh = np.arange(n_late, len(cols))
         written, keyed = runs.take_fresh(
             conn=conn,
@@ -174,6 +182,7 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
             ts=cols.ts[fresh],
             values=cols.value[fresh],
             allow=runs_ok,
+            present=present,
         )
         inserted += written
         cols = cols.take(np.r_[np.arange(n_late), fresh[keyed]])
