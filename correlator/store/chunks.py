@@ -90,6 +90,18 @@ def read_chunks(
 
     They come by series, then time.
     """
+    out = _read_chunks(conn, series_ids, first_hour, last_hour)
+    found = runs.read(conn=conn, series_ids=series_ids, first_hour=first_hour, last_hour=last_hour)
+    if found:
+        out += [Chunk(r.series_id, r.hour, r.hour, r.ts, r.values) for r in found]
+        out.sort(key=lambda c: (c.series_id, c.hour, int(c.ts[0])))
+    return out
+
+
+def _read_chunks(
+    conn: Connection, series_ids: Sequence[int], first_hour: int, last_hour: int
+) -> list[Chunk]:
+    """Return the decoded chunks (not runs) of these series holding any of hours [first, last]."""
     out: list[Chunk] = []
     bounds = _hour_bounds(first_hour, last_hour)
     for i in range(0, len(series_ids), CHUNK):
@@ -99,10 +111,6 @@ def read_chunks(
         ):
             ts, values = decode(bytes(ts_blob), bytes(value_blob))
             out.append(Chunk(sid, hour, end_hour, ts, values))
-    found = runs.read(conn=conn, series_ids=series_ids, first_hour=first_hour, last_hour=last_hour)
-    if found:
-        out += [Chunk(r.series_id, r.hour, r.hour, r.ts, r.values) for r in found]
-        out.sort(key=lambda c: (c.series_id, c.hour, int(c.ts[0])))
     return out
 
 
@@ -114,7 +122,7 @@ def window_array(
     window: tuple[int, int],
     skip: Collection[int] = (),
 ) -> np.ndarray:
-    """Return (series_id, ms, value) rows of chunk samples in these hours less skip, in the window.
+    """Return (series_id, ms, value) rows of chunks and runs in these hours but skip, in the window.
 
     Hours come sorted, often as a range, which is never listed out: a read to the year 5000
     spans 27 million hours. Rows come sorted by series and time.
@@ -123,19 +131,24 @@ def window_array(
         return np.empty((0, 3))
     lo, hi = window
     first, last = hours[0], hours[-1]
-    found = read_chunks(conn=conn, series_ids=series_ids, first_hour=first, last_hour=last)
-    if not found:
-        return np.empty((0, 3))
-    ts = np.concatenate([c.ts for c in found])
-    keep = (ts >= lo) & (ts <= hi)
+    parts = [
+        runs.rows(conn=conn, series_ids=series_ids, first_hour=first, last_hour=last, window=window)
+    ]
+    found = _read_chunks(conn, series_ids, first, last)
+    if found:
+        sid = np.repeat([c.series_id for c in found], [len(c.ts) for c in found])
+        ts = np.concatenate([c.ts for c in found])
+        values = np.concatenate([c.values for c in found])
+        parts.insert(0, np.column_stack([sid, ts, values]).astype(np.float64))
+    arr = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    ms = arr[:, 1].astype(np.int64)
+    keep = (ms >= lo) & (ms <= hi)
     if len(hours) != last - first + 1:  # hours with gaps: keep only the listed ones
-        keep &= np.isin(ts // HOUR_MS, hours)
+        keep &= np.isin(ms // HOUR_MS, hours)
     if skip:
-        keep &= ~np.isin(ts // HOUR_MS, list(skip))
-    sid = np.repeat([c.series_id for c in found], [len(c.ts) for c in found])
-    values = np.concatenate([c.values for c in found])
-    arr = np.column_stack([sid[keep], ts[keep], values[keep]]).astype(np.float64)
-    # Chunks come by series and time, and do not overlap.
+        keep &= ~np.isin(ms // HOUR_MS, list(skip))
+    arr = arr[keep]
+    # Chunks, then runs, each come by series and time, and do not overlap.
     step_sid, step_ts = np.diff(arr[:, 0]), np.diff(arr[:, 1])
     if np.all((step_sid > 0) | ((step_sid == 0) & (step_ts > 0))):
         return arr

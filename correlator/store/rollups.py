@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine
 
 from correlator.store import chunks, runs
-from correlator.store.engine import write_transaction
+from correlator.store.engine import driver_connection, write_transaction
 from correlator.store.rollup_state import (
     BUILDING,
     COMPACTED,
@@ -60,9 +60,9 @@ _TOTAL = (
     'WHEN excluded."sum" IS NULL THEN samples_1m."sum" ELSE samples_1m."sum" + excluded."sum" END'
 )
 DONE = (ROLLED, EXPIRED, EXPIRED_LATE, COMPACTED)  # hours a pass leaves alone
-_INSERT = text(
+_INSERT = (
     'INSERT INTO samples_1m (hour, series_id, ts, "min", "max", "sum", "count") '
-    "VALUES (:hour, :series_id, :ts, :min, :max, :sum, :count) " + _REPLACE
+    "VALUES ({marks}) " + _REPLACE
 )
 
 
@@ -103,10 +103,11 @@ def rebuild_hours(*, conn: Connection, hours: Sequence[int]) -> int:
     return written
 
 
-def minute_rows(hour: int, arr: np.ndarray) -> list[dict]:
-    """Return samples_1m rows of (series_id, ms, value) rows of one hour sorted by both.
+def minute_rows(hour: int, arr: np.ndarray) -> list[tuple]:
+    """Return one hour's samples_1m rows (hour, series_id, ts, min, max, sum, count).
 
-    As the database does it: NaN is not counted; a minute of NaN only has count 0.
+    Of (series_id, ms, value) rows sorted by both, as the database does it: NaN is not
+    counted; a minute of NaN only has count 0.
     """
     minute = arr[:, 1] // MINUTE_MS * MINUTE_MS
     new = np.r_[True, (np.diff(arr[:, 0]) != 0) | (np.diff(minute) != 0)]
@@ -118,25 +119,45 @@ def minute_rows(hour: int, arr: np.ndarray) -> list[dict]:
     high = np.fmax.reduceat(values, starts)
     with np.errstate(invalid="ignore"):  # inf and -inf in one minute: NaN, as SQL's SUM
         total = np.add.reduceat(np.where(nan, 0.0, values), starts)
+    series = arr[starts, 0].astype(np.int64).tolist()
+    stamps = minute[starts].astype(np.int64).tolist()
     return [
-        {
-            "hour": hour,
-            "series_id": int(arr[i, 0]),
-            "ts": int(minute[i]),
-            "min": float(lo) if n else None,
-            "max": float(hi) if n else None,
-            "sum": float(t) if n else None,
-            "count": int(n),
-        }
-        for i, lo, hi, t, n in zip(
-            starts.tolist(),
-            low.tolist(),
-            high.tolist(),
-            total.tolist(),
-            count.tolist(),
-            strict=True,
+        (hour, sid, ts, lo, hi, t, n) if n else (hour, sid, ts, None, None, None, 0)
+        for sid, ts, lo, hi, t, n in zip(
+            series, stamps, low.tolist(), high.tolist(), total.tolist(), count.tolist(), strict=True
         )
     ]
+
+
+_PG_STAGING = (
+    "CREATE TEMP TABLE IF NOT EXISTS samples_1m_staging (hour int4, series_id int4, ts int8, "
+    '"min" float8, "max" float8, "sum" float8, "count" int4) ON COMMIT DELETE ROWS'
+)
+_PG_COLUMNS = 'hour, series_id, ts, "min", "max", "sum", "count"'
+
+
+def _write_minutes(conn: Connection, rows: list[tuple]) -> None:
+    """Write samples_1m rows through the driver: SQLAlchemy's per-row work cost 5 times more.
+
+    PostgreSQL takes them by COPY into a staging table, then one INSERT: executemany cost
+    about 15 us a row.
+    """
+    cur = driver_connection(conn).cursor()
+    try:
+        if conn.dialect.name != "postgresql":
+            cur.executemany(_INSERT.format(marks=", ".join("?" * 7)), rows)
+            return
+        cur.execute(_PG_STAGING)
+        with cur.copy(f"COPY samples_1m_staging ({_PG_COLUMNS}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cur.execute(
+            f"INSERT INTO samples_1m ({_PG_COLUMNS}) SELECT {_PG_COLUMNS} FROM "
+            "samples_1m_staging ORDER BY hour, series_id, ts " + _REPLACE
+        )
+        cur.execute("TRUNCATE samples_1m_staging")
+    finally:
+        cur.close()
 
 
 def _rebuild_chunked(conn: Connection, hour: int) -> int:
@@ -168,7 +189,7 @@ def _rebuild_chunked(conn: Connection, hour: int) -> int:
         arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
         twin = np.r_[False, (np.diff(arr[:, 0]) == 0) & (np.diff(arr[:, 1]) == 0)]
         rows = minute_rows(hour, arr[~twin])
-        conn.execute(_INSERT, rows)
+        _write_minutes(conn, rows)
         written += len(rows)
     return written
 

@@ -173,6 +173,34 @@ def write(*, conn: Connection, runs: Sequence[Run]) -> None:
         cur.close()
 
 
+def _select(
+    conn: Connection,
+    series_ids: Sequence[int],
+    first_hour: int,
+    last_hour: int,
+    window: tuple[int, int] | None,
+) -> list[tuple]:
+    """Return (series_id, hour, n_samples, ts, value) of runs, by series, hour and time."""
+    lo, hi = window if window is not None else (-(2**62), 2**62)
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    out: list[tuple] = []
+    cur = driver_connection(conn).cursor()
+    try:
+        for i in range(0, len(series_ids), CHUNK):
+            ids = [int(s) for s in series_ids[i : i + CHUNK]]
+            cur.execute(
+                "SELECT series_id, hour, n_samples, ts, value FROM sample_runs "
+                f"WHERE hour >= {mark} AND hour <= {mark} AND last_ts >= {mark} "
+                f"AND first_ts <= {mark} AND series_id IN ({','.join([mark] * len(ids))}) "
+                "ORDER BY series_id, hour, first_ts",
+                [int(first_hour), int(last_hour), int(lo), int(hi), *ids],
+            )
+            out += cur.fetchall()
+    finally:
+        cur.close()
+    return out
+
+
 def read(
     *,
     conn: Connection,
@@ -182,25 +210,38 @@ def read(
     window: tuple[int, int] | None = None,
 ) -> list[Run]:
     """Return the runs of these series in hours [first, last] (touching the ms window if given)."""
-    out: list[Run] = []
-    lo, hi = window if window is not None else (-(2**62), 2**62)
-    cur = driver_connection(conn).cursor()
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
-    try:
-        for i in range(0, len(series_ids), CHUNK):
-            ids = [int(s) for s in series_ids[i : i + CHUNK]]
-            cur.execute(
-                "SELECT series_id, hour, ts, value FROM sample_runs "
-                f"WHERE hour >= {mark} AND hour <= {mark} AND last_ts >= {mark} "
-                f"AND first_ts <= {mark} AND series_id IN ({','.join([mark] * len(ids))}) "
-                "ORDER BY series_id, hour, first_ts",
-                [int(first_hour), int(last_hour), int(lo), int(hi), *ids],
-            )
-            for sid, hour, ts_blob, value_blob in cur.fetchall():
-                out.append(Run(sid, hour, *decode(bytes(ts_blob), bytes(value_blob))))
-    finally:
-        cur.close()
-    return out
+    return [
+        Run(sid, hour, *decode(bytes(ts_blob), bytes(value_blob)))
+        for sid, hour, _, ts_blob, value_blob in _select(
+            conn, series_ids, first_hour, last_hour, window
+        )
+    ]
+
+
+def rows(
+    *,
+    conn: Connection,
+    series_ids: Sequence[int],
+    first_hour: int,
+    last_hour: int,
+    window: tuple[int, int] | None = None,
+) -> np.ndarray:
+    """Return (series_id, ms, value) rows of ``read``'s runs, by series and time: one decode."""
+    return _rows(_select(conn, series_ids, first_hour, last_hour, window))
+
+
+def _rows(found: Sequence[tuple]) -> np.ndarray:
+    """Return the (series_id, ms, value) rows of (series_id, _, n, ts, value) runs in order."""
+    if not found:
+        return np.empty((0, 3))
+    sid, _, n, ts_blobs, value_blobs = zip(*found, strict=True)
+    ts = np.frombuffer(b"".join(map(bytes, ts_blobs)), dtype="<i8")
+    values = np.frombuffer(b"".join(map(bytes, value_blobs)), dtype="<f8")
+    counts = np.array(n, dtype=np.int64)
+    if len(ts) != len(values) or len(ts) != counts.sum():
+        raise ValueError("corrupt sample run: timestamps, values and counts do not match")
+    ids = np.repeat(np.array(sid, dtype=np.float64), counts)
+    return np.column_stack([ids, ts.astype(np.float64), values])
 
 
 def any_in(*, conn: Connection, first_hour: int, last_hour: int) -> bool:
@@ -355,16 +396,10 @@ def array(
 ) -> np.ndarray:
     """Return the (series_id, ms, value) rows runs hold in these hours and series ids, sorted."""
     found = conn.exec_driver_sql(
-        f"SELECT series_id, ts, value FROM sample_runs WHERE {where(hours, series)} "
-        "ORDER BY series_id, hour, first_ts"
+        f"SELECT series_id, hour, n_samples, ts, value FROM sample_runs "
+        f"WHERE {where(hours, series)} ORDER BY series_id, hour, first_ts"
     ).all()
-    if not found:
-        return np.empty((0, 3))
-    parts = []
-    for sid, ts_blob, value_blob in found:
-        ts, values = decode(bytes(ts_blob), bytes(value_blob))
-        parts.append(np.column_stack([np.full(len(ts), sid), ts, values]).astype(np.float64))
-    return np.concatenate(parts)
+    return _rows(found)
 
 
 def delete(
