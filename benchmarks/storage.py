@@ -3,7 +3,8 @@
 For each engine it stores ``--days`` of ``--series`` series ``--step`` seconds apart (by the
 store's own ingest path, ending two hours ago), then prints:
 
-- bytes per sample at rest of the raw layout (``samples`` with its indexes);
+- bytes per sample at rest of the raw layout (``samples`` and ``sample_runs`` with their
+  indexes: keyed rows, or runs with ``--runs``);
 - compaction: samples/s, and CPU seconds per million samples, from which the CPU share of
   a fleet writing ``--fleet-rate`` samples/s follows;
 - bytes per sample at rest after compaction (``samples``, ``sample_runs`` and
@@ -19,6 +20,7 @@ decimals, 0/1 flags, latencies to 0.1 ms); ``smooth`` is benchmarks/ingest.py's
 
     python benchmarks/storage.py --series 1000 --days 30 --step 300
     python benchmarks/storage.py --engines sqlite --series 200 --days 3 --step 15
+    python benchmarks/storage.py --series 1000 --days 3 --step 15 --runs 20
 """
 
 from __future__ import annotations
@@ -66,31 +68,51 @@ def bench_series(engine, n_series: int) -> list[int]:
     return [ids[f"s{i}"] for i in range(n_series)]
 
 
-def store_span(engine, sids: list[int], ts: np.ndarray, kind: str, rng) -> int:
-    """Store every series at these times through insert_columns, 250 series a transaction."""
+def store_span(
+    engine, sids: list[int], ts: np.ndarray, kind: str, rng, points: int | None = None
+) -> int:
+    """Store every series at these times through insert_columns, 250 series a transaction.
+
+    With ``points``, a transaction holds that many points of each series, as a live sender's
+    batch does.
+    """
     from correlator.store.engine import write_transaction
     from correlator.store.samples import insert_columns, sample_columns
 
     total = 0
+    step = points or len(ts)
     for i in range(0, len(sids), 250):
         group = sids[i : i + 250]
-        vals = [values_of(kind, sid, ts, rng).tolist() for sid in group]
-        with write_transaction(engine) as conn:
-            total += insert_columns(
-                conn=conn, cols=sample_columns(group, [ts.tolist()] * len(group), vals)
-            )
+        vals = [values_of(kind, sid, ts, rng) for sid in group]
+        for j in range(0, len(ts), step):
+            part = slice(j, j + step)
+            cols = sample_columns(group, [ts[part]] * len(group), [v[part] for v in vals])
+            with write_transaction(engine) as conn:
+                total += insert_columns(conn=conn, cols=cols)
     return total
 
 
-def fill(engine, n_series: int, days: int, step: float, end: float, kind: str) -> int:
-    """Store the data through insert_columns, a day of all series at a time."""
+def fill(
+    engine, n_series: int, days: int, step: float, end: float, kind: str, points: int | None = None
+) -> int:
+    """Store the data through insert_columns, a day of all series at a time.
+
+    With ``points``, as runs: every hour counts as fresh, as it did when a live sender sent
+    it, in batches of that many points a series.
+    """
+    from correlator.store import samples
+
     rng = np.random.default_rng(7)
     sids = bench_series(engine, n_series)
     total = 0
+    fresh_cut = samples.late_cut
+    if points:
+        samples.late_cut = lambda now=None: -(2**40)  # every hour fresh: runs, as live
     for d in range(days, 0, -1):
         ts = np.arange(end - d * DAY, end - (d - 1) * DAY, step)
-        total += store_span(engine, sids, ts, kind, rng)
+        total += store_span(engine, sids, ts, kind, rng, points)
         print(f"  stored day {days - d + 1}/{days}", file=sys.stderr, end="\r", flush=True)
+    samples.late_cut = fresh_cut
     print(file=sys.stderr)
     return total
 
@@ -175,11 +197,11 @@ def run(engine_name: str, args) -> None:
         try:
             upgrade(engine)
             began = time.perf_counter()
-            n = fill(engine, args.series, args.days, args.step, end, args.values)
+            n = fill(engine, args.series, args.days, args.step, end, args.values, args.runs)
             stored_s = time.perf_counter() - began
             roll_up(engine=engine, max_hours=args.days * 24 + 2)
             vacuum(engine)
-            raw_bytes = bytes_at_rest(engine, ("samples",))
+            raw_bytes = bytes_at_rest(engine, ("samples", "sample_runs"))
             rollup_bytes = bytes_at_rest(engine, ("samples_1m",))
             reads_raw = read_times(engine, min(args.read_series, args.series), end)
             cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -204,7 +226,8 @@ def run(engine_name: str, args) -> None:
     per_m = cpu / max(report.samples, 1) * 1e6
     print(
         f"\n{engine_name}: {n:,} samples ({args.series} series x {args.days} d, "
-        f"step {args.step:g} s, values {args.values}{', hourly' if args.hourly else ''}), "
+        f"step {args.step:g} s, values {args.values}{', hourly' if args.hourly else ''}"
+        f"{f', runs of {args.runs}' if args.runs else ''}), "
         f"stored in {stored_s:.0f} s"
     )
     print(f"  raw at rest:        {raw_bytes / n:6.2f} bytes/sample ({raw_bytes / 1e6:,.1f} MB)")
@@ -252,6 +275,13 @@ def main() -> None:
         action="store_true",
         help="compact one hour a transaction, as the service's passes do in steady state "
         "(default: as `causeline db compact` converts a store, up to a day at once)",
+    )
+    ap.add_argument(
+        "--runs",
+        type=int,
+        metavar="POINTS",
+        help="store the data as runs, as a live sender sending POINTS points a series a batch "
+        "(default: keyed rows, as an import of history)",
     )
     args = ap.parse_args()
     for engine_name in args.engines.split(","):
