@@ -154,13 +154,14 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
     if not len(cols):
         return 0
     cut = late_cut()
-    late = int(cols.hour[0]) < cut  # fresh data (the usual batch) costs no query
+    late = int(cols.hour[0]) < cut
     n_late = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
     present = False  # whether runs lie in the fresh rows' hours
     if int(cols.hour[-1]) >= cut - 1:  # fresh rows, or late ones of the hour just ended
+        _, lengths = runs.groups(cols.hour[n_late:], cols.series_id[n_late:])
         present = runs.lock_head(
             conn=conn,
-            exclusive=runs_ok and len(cols) - n_late >= runs.RUN_MIN,
+            exclusive=runs_ok and len(lengths) > 0 and int(lengths.max()) >= runs.RUN_MIN,
             first_hour=max(int(cols.hour[0]), cut),
             last_hour=int(cols.hour[-1]),
         )

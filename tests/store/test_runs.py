@@ -246,3 +246,31 @@ def test_time_bounds_not_after_a_time_inside_runs(engine):
         assert time_bounds(conn=conn) == (t0, t0 + 19.5)
         assert time_bounds(conn=conn, not_after=t0 + 7.7) == (t0, t0 + 7.5)
         assert time_bounds(conn=conn, not_after=t0 + 100) == (t0, t0 + 19.5)
+
+
+def test_postgres_keyed_writers_share_the_head_and_run_writers_wait(engine):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has one writer: the head lock is PostgreSQL's")
+    t0 = _next_hour()
+    hosts = ("a", "b", "c", "d", "e")  # one point each: more rows than a run needs, no run
+    store_batch(engine=engine, batch=_batch(t0, 1, hosts=hosts))  # the series exist
+    done: dict[str, threading.Event] = {"keyed": threading.Event(), "runs": threading.Event()}
+
+    def send(label: str, batch: Batch) -> None:
+        store_batch(engine=engine, batch=batch)
+        done[label].set()
+
+    with write_transaction(engine) as conn:  # an open batch of one point a series
+        ids = conn.exec_driver_sql("SELECT id FROM series").scalars().all()
+        cols = samples.sample_columns(ids, [[t0 + 1]] * 5, [[1.0]] * 5)
+        assert samples.insert_columns(conn=conn, cols=cols) == 5
+        keyed = threading.Thread(target=send, args=("keyed", _batch(t0 + 2, 1, hosts=hosts)))
+        keyed.start()
+        assert done["keyed"].wait(30)  # shared with this one: it does not wait
+        runs_writer = threading.Thread(target=send, args=("runs", _batch(t0 + 3, 20, hosts=hosts)))
+        runs_writer.start()
+        assert not done["runs"].wait(1.0)  # a run writer waits for this commit
+    runs_writer.join(30)
+    keyed.join(30)
+    assert done["runs"].is_set()
+    assert sum(len(d.ts) for d in _read(engine, t0, t0 + 100).values()) == 5 * 23
