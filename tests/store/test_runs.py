@@ -274,3 +274,16 @@ def test_postgres_keyed_writers_share_the_head_and_run_writers_wait(engine):
     keyed.join(30)
     assert done["runs"].is_set()
     assert sum(len(d.ts) for d in _read(engine, t0, t0 + 100).values()) == 5 * 23
+
+
+def test_a_batch_of_history_and_fresh_points_stores_each_its_way(engine):
+    t0 = _next_hour()
+    old = [t0 - 86400 + 10 * k for k in range(10)]  # yesterday: late, keyed
+    new = [t0 + 10 * k for k in range(10)]  # fresh: a run
+    batch = Batch(series=[SeriesBatch("q", {"h": "a"}, old + new, list(range(20)))])
+    assert store_batch(engine=engine, batch=batch).inserted == 20
+    assert count_rows(engine) == 10 and count_rows(engine, "sample_runs") == 1
+    assert store_batch(engine=engine, batch=batch).inserted == 0
+    (data,) = _read(engine, old[0], new[-1]).values()
+    np.testing.assert_array_equal(data.ts, old + new)
+    np.testing.assert_array_equal(data.values, np.arange(20.0))
