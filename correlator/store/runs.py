@@ -15,7 +15,6 @@ keyed rows, alone for runs, so no two check and write the same series at once.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +35,23 @@ _COLUMNS = "hour, series_id, first_ts, last_ts, n_samples, ts, value"
 _SQLITE_INSERT = f"INSERT INTO sample_runs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 _COPY = f"COPY sample_runs ({_COLUMNS}) FROM STDIN (FORMAT BINARY)"
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
-_COPY_FIXED = struct.Struct(">hiiiiiqiqiii")  # 7 fields; then the ts blob's bytes
+# A run's record up to its timestamps: the field count, then (length, value) of each field.
+_RUN_HEAD = np.dtype(
+    [
+        ("fields", ">i2"),
+        ("hour_len", ">i4"),
+        ("hour", ">i4"),
+        ("sid_len", ">i4"),
+        ("sid", ">i4"),
+        ("first_len", ">i4"),
+        ("first", ">i8"),
+        ("last_len", ">i4"),
+        ("last", ">i8"),
+        ("n_len", ">i4"),
+        ("n", ">i4"),
+        ("ts_len", ">i4"),
+    ]
+)
 # Each (hour, series) pair's last stored ms (-1: none), in the pairs' order: two index probes.
 _PG_LAST = (
     "SELECT GREATEST(COALESCE((SELECT r.last_ts FROM sample_runs r WHERE r.hour = c.h "
@@ -129,48 +144,97 @@ def _pg_array(values: Sequence[int]) -> str:
     return "{" + ",".join(map(str, values)) + "}"
 
 
-def write(*, conn: Connection, runs: Sequence[Run]) -> None:
-    """Store new runs (checked by the caller: none overlaps a stored sample)."""
-    if not runs:
+def pieces(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the first row and length of each run of these groups: RUN_MAX rows at most."""
+    per_group = -(-lengths // RUN_MAX)
+    group = np.repeat(np.arange(len(starts)), per_group)
+    k = np.arange(len(group)) - np.repeat(np.cumsum(per_group) - per_group, per_group)
+    first = starts[group] + k * RUN_MAX
+    return first, np.minimum(RUN_MAX, starts[group] + lengths[group] - first)
+
+
+def write(
+    *,
+    conn: Connection,
+    hour: np.ndarray,
+    series_id: np.ndarray,
+    ts: np.ndarray,
+    values: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """Store rows [start, start + count) of these columns as runs, one each.
+
+    The caller checked them: each is one series and hour, and none overlaps a stored sample.
+    """
+    if not len(starts):
         return
     raw = driver_connection(conn)
     if conn.dialect.name == "postgresql":
-        parts = [_COPY_HEADER]
-        for run in runs:
-            ts_blob, value_blob = encode(run.ts, run.values)
-            parts += [
-                _COPY_FIXED.pack(
-                    7,
-                    4,
-                    run.hour,
-                    4,
-                    run.series_id,
-                    8,
-                    int(run.ts[0]),
-                    8,
-                    int(run.ts[-1]),
-                    4,
-                    len(run.ts),
-                    len(ts_blob),
-                ),
-                ts_blob,
-                struct.pack(">i", len(value_blob)),
-                value_blob,
-            ]
-        parts.append(b"\xff\xff")
+        data = copy_data(hour, series_id, ts, values, starts, counts)
         with raw.cursor() as cur, cur.copy(_COPY) as copy:
-            copy.write(b"".join(parts))
+            copy.write(data)
         return
+    ts_bytes, value_bytes = encode(ts, values)
     rows = [
-        (run.hour, run.series_id, int(run.ts[0]), int(run.ts[-1]), len(run.ts))
-        + encode(run.ts, run.values)
-        for run in runs
+        (h, s, first, last, n, ts_bytes[8 * a : 8 * (a + n)], value_bytes[8 * a : 8 * (a + n)])
+        for h, s, first, last, n, a in zip(
+            hour[starts].tolist(),
+            series_id[starts].tolist(),
+            ts[starts].tolist(),
+            ts[starts + counts - 1].tolist(),
+            counts.tolist(),
+            starts.tolist(),
+            strict=True,
+        )
     ]
     cur = raw.cursor()
     try:
         cur.executemany(_SQLITE_INSERT, rows)
     finally:
         cur.close()
+
+
+def copy_data(
+    hour: np.ndarray,
+    series_id: np.ndarray,
+    ts: np.ndarray,
+    values: np.ndarray,
+    starts: np.ndarray,
+    counts: np.ndarray,
+) -> bytes:
+    """Return runs (rows [start, start + count) of the columns) as PostgreSQL binary COPY data.
+
+    Each record is a fixed head (``_RUN_HEAD``: the seven fields up to the timestamps'
+    length), the timestamps, the values' length and the values, placed by offset in one
+    buffer instead of packed a run at a time.
+    """
+    head = np.empty(len(starts), _RUN_HEAD)
+    head["fields"] = 7
+    head["hour_len"] = head["sid_len"] = head["n_len"] = 4
+    head["first_len"] = head["last_len"] = 8
+    head["hour"], head["sid"] = hour[starts], series_id[starts]
+    head["first"], head["last"] = ts[starts], ts[starts + counts - 1]
+    head["n"], head["ts_len"] = counts, 8 * counts
+    width = _RUN_HEAD.itemsize
+    size = width + 4 + 16 * counts
+    at = len(_COPY_HEADER) + np.cumsum(size) - size  # where each record starts
+    buf = np.empty(len(_COPY_HEADER) + int(size.sum()) + 2, dtype=np.uint8)
+    buf[: len(_COPY_HEADER)] = np.frombuffer(_COPY_HEADER, dtype=np.uint8)
+    buf[-2:] = 0xFF  # the trailer: -1 as a field count
+    buf[(at[:, None] + np.arange(width)).ravel()] = head.view(np.uint8)
+    lengths = (8 * counts).astype(">i4").view(np.uint8).reshape(-1, 4)
+    buf[((at + width + 8 * counts)[:, None] + np.arange(4)).ravel()] = lengths.ravel()
+    run = np.repeat(np.arange(len(starts)), counts)  # each sample's run, and its place in it
+    k = np.arange(len(run)) - np.repeat(np.cumsum(counts) - counts, counts)
+    rows = starts[run] + k
+    stamps = at[run] + width + 8 * k
+    for dest, data in (
+        (stamps, np.ascontiguousarray(ts[rows], dtype="<i8")),
+        (stamps + 8 * counts[run] + 4, np.ascontiguousarray(values[rows], dtype="<f8")),
+    ):
+        buf[(dest[:, None] + np.arange(8)).ravel()] = data.view(np.uint8)
+    return buf.tobytes()
 
 
 def _select(
@@ -306,15 +370,22 @@ def take_fresh(
             conn=conn, hours=hour[starts].tolist(), series_ids=series_id[starts].tolist()
         )
         after = ts[starts] > last
-        out: list[Run] = []
-        for first, n in zip(starts[after].tolist(), lengths[after].tolist(), strict=True):
-            sid, h = int(series_id[first]), int(hour[first])
-            for a in range(first, first + n, RUN_MAX):
-                b = min(a + RUN_MAX, first + n)
-                out.append(Run(sid, h, ts[a:b], values[a:b]))
-            keyed[first : first + n] = False
-            written += n
-        write(conn=conn, runs=out)
+        starts, lengths = starts[after], lengths[after]
+        first, counts = pieces(starts, lengths)
+        write(
+            conn=conn,
+            hour=hour,
+            series_id=series_id,
+            ts=ts,
+            values=values,
+            starts=first,
+            counts=counts,
+        )
+        edges = np.zeros(len(ts) + 1, dtype=np.int64)
+        edges[starts] += 1  # groups do not overlap: each start and each end once
+        edges[starts + lengths] -= 1
+        keyed = np.cumsum(edges[:-1]) == 0  # rows of no run written
+        written = int(lengths.sum())
     if present and keyed.any():
         rows = np.flatnonzero(keyed)
         stored = held(conn=conn, series_id=series_id[rows], ts=ts[rows], hour=hour[rows])

@@ -287,3 +287,49 @@ def test_a_batch_of_history_and_fresh_points_stores_each_its_way(engine):
     (data,) = _read(engine, old[0], new[-1]).values()
     np.testing.assert_array_equal(data.ts, old + new)
     np.testing.assert_array_equal(data.values, np.arange(20.0))
+
+
+def test_copy_data_is_the_binary_copy_of_each_run_packed_one_by_one():
+    import struct
+
+    rng = np.random.default_rng(2)
+    lengths = np.array([4, 56, 56, 9, 30, 1])
+    n = int(lengths.sum())
+    hour = np.repeat(rng.integers(0, 500_000, len(lengths)), lengths)
+    series_id = np.repeat(rng.integers(1, 2**31 - 1, len(lengths)), lengths)
+    ts = np.sort(rng.integers(0, 2**50, n))
+    values = rng.normal(0, 1e300, n)
+    values[[3, 70]] = [np.nan, -0.0]
+    starts = np.cumsum(lengths) - lengths
+    taken = np.array([0, 1, 3, 5])  # some groups only: the rest go keyed
+    want = [b"PGCOPY\n\xff\r\n\x00" + bytes(8)]
+    for a, c in zip(starts[taken].tolist(), lengths[taken].tolist(), strict=True):
+        tb, vb = ts[a : a + c].astype("<i8").tobytes(), values[a : a + c].astype("<f8").tobytes()
+        want.append(
+            struct.pack(
+                ">hiiiiiqiqiii",
+                7,
+                4,
+                hour[a],
+                4,
+                series_id[a],
+                8,
+                ts[a],
+                8,
+                ts[a + c - 1],
+                4,
+                c,
+                len(tb),
+            )
+            + tb
+            + struct.pack(">i", len(vb))
+            + vb
+        )
+    want.append(b"\xff\xff")
+    got = runs.copy_data(hour, series_id, ts, values, starts[taken], lengths[taken])
+    assert got == b"".join(want)
+
+
+def test_groups_longer_than_a_run_split_in_order():
+    first, counts = runs.pieces(np.array([0, 200]), np.array([130, 5]))
+    assert first.tolist() == [0, 56, 112, 200] and counts.tolist() == [56, 56, 18, 5]
