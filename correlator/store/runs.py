@@ -52,19 +52,20 @@ _RUN_HEAD = np.dtype(
         ("ts_len", ">i4"),
     ]
 )
-# Each (hour, series) pair's last stored ms (-1: none), in the pairs' order: two index probes.
-_PG_LAST = (
-    "SELECT GREATEST(COALESCE((SELECT r.last_ts FROM sample_runs r WHERE r.hour = c.h "
-    "AND r.series_id = c.s ORDER BY r.first_ts DESC LIMIT 1), -1), COALESCE((SELECT MAX(k.ts) "
-    "FROM samples k WHERE k.hour = c.h AND k.series_id = c.s), -1)) "
-    "FROM unnest(%s::int4[], %s::int4[]) WITH ORDINALITY AS c(h, s, i) ORDER BY c.i"
+# A (hour, series) pair's last stored ms in runs and in keyed rows: an index probe each.
+_RUN_LAST = (
+    "(SELECT r.last_ts FROM sample_runs r WHERE r.hour = c.h AND r.series_id = c.s "
+    "ORDER BY r.first_ts DESC LIMIT 1)"
 )
-_SQLITE_LAST = (
-    "WITH c(i, h, s) AS (VALUES {}) SELECT MAX(COALESCE((SELECT last_ts FROM sample_runs "
-    "WHERE hour = h AND series_id = s ORDER BY first_ts DESC LIMIT 1), -1), "
-    "COALESCE((SELECT MAX(ts) FROM samples WHERE hour = h AND series_id = s), -1)) "
-    "FROM c ORDER BY i"
-)
+_KEYED_LAST = "(SELECT MAX(k.ts) FROM samples k WHERE k.hour = c.h AND k.series_id = c.s)"
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the fresh rows' hours held when the head lock was taken: runs, keyed rows."""
+
+    runs: bool
+    keyed: bool
 
 
 @dataclass(slots=True)
@@ -92,19 +93,22 @@ def decode(ts_blob: bytes, value_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     return ts, values
 
 
-def lock_head(*, conn: Connection, exclusive: bool, first_hour: int, last_hour: int) -> bool:
-    """Take the fresh-row writers' lock; return whether runs lie in hours [first, last].
+def lock_head(*, conn: Connection, exclusive: bool, first_hour: int, last_hour: int) -> Head:
+    """Take the fresh-row writers' lock; return what hours [first, last] hold.
 
-    The lock is PostgreSQL's alone (SQLite has one writer). Lock and probe go in one round
-    trip as two statements, so the probe's snapshot comes after the lock.
+    The lock is PostgreSQL's alone (SQLite has one writer). Lock and probes go in one round
+    trip as three statements, so the probes' snapshots come after the lock.
     """
+    probes = [_any_in_sql(t, first_hour, last_hour) for t in ("sample_runs", "samples")]
     if conn.dialect.name != "postgresql":
-        return any_in(conn=conn, first_hour=first_hour, last_hour=last_hour)
+        return Head(*(conn.exec_driver_sql(sql).first() is not None for sql in probes))
     func = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    found = []
     with driver_connection(conn).cursor() as cur:
-        cur.execute(f"SELECT {func}({HEAD_LOCK_KEY}); {_any_in_sql(first_hour, last_hour)}")
-        cur.nextset()
-        return cur.fetchone() is not None
+        cur.execute(f"SELECT {func}({HEAD_LOCK_KEY}); {probes[0]}; {probes[1]}")
+        while cur.nextset():
+            found.append(cur.fetchone() is not None)
+    return Head(*found)
 
 
 def groups(hour: np.ndarray, series_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,18 +126,38 @@ def first_of_twins(hour: np.ndarray, series_id: np.ndarray, ts: np.ndarray) -> n
     return np.r_[True, ~twin]
 
 
-def last_stored(*, conn: Connection, hours: Sequence[int], series_ids: Sequence[int]) -> np.ndarray:
-    """Return, for each (hour, series) pair, its last stored ms in runs or keyed rows (-1: none)."""
+def last_stored(
+    *, conn: Connection, hours: Sequence[int], series_ids: Sequence[int], head: Head
+) -> np.ndarray:
+    """Return, for each (hour, series) pair, its last stored ms in runs or keyed rows (-1: none).
+
+    Only the tables ``head`` says hold rows in these hours are probed: none, no query.
+    """
+    wanted = [part for part, held in ((_RUN_LAST, head.runs), (_KEYED_LAST, head.keyed)) if held]
+    if not wanted:
+        return np.full(len(hours), -1, dtype=np.int64)
+    postgres = conn.dialect.name == "postgresql"
+    best = ", ".join(f"COALESCE({part}, -1)" for part in wanted)
+    if len(wanted) > 1:
+        best = f"GREATEST({best})" if postgres else f"MAX({best})"
     found: list[int] = []
     cur = driver_connection(conn).cursor()
     try:
         for i in range(0, len(hours), CHUNK):
             h, s = hours[i : i + CHUNK], series_ids[i : i + CHUNK]
-            if conn.dialect.name == "postgresql":  # arrays as text: psycopg's lists cost more
-                cur.execute(_PG_LAST, [_pg_array(h), _pg_array(s)])
+            if postgres:  # arrays as text: psycopg's lists cost more
+                cur.execute(
+                    f"SELECT {best} FROM unnest(%s::int4[], %s::int4[]) WITH ORDINALITY "
+                    "AS c(h, s, i) ORDER BY c.i",
+                    [_pg_array(h), _pg_array(s)],
+                )
             else:
                 flat = [v for k, pair in enumerate(zip(h, s, strict=True)) for v in (k, *pair)]
-                cur.execute(_SQLITE_LAST.format(qmark_rows(len(h), 3)), flat)
+                cur.execute(
+                    f"WITH c(i, h, s) AS (VALUES {qmark_rows(len(h), 3)}) "
+                    f"SELECT {best} FROM c ORDER BY i",
+                    flat,
+                )
             found += [row[0] for row in cur.fetchall()]
     finally:
         cur.close()
@@ -310,12 +334,14 @@ def _rows(found: Sequence[tuple]) -> np.ndarray:
 
 def any_in(*, conn: Connection, first_hour: int, last_hour: int) -> bool:
     """Return whether any run lies in hours [first, last]: one index probe."""
-    return conn.exec_driver_sql(_any_in_sql(first_hour, last_hour)).first() is not None
-
-
-def _any_in_sql(first_hour: int, last_hour: int) -> str:
     return (
-        f"SELECT 1 FROM sample_runs WHERE hour >= {int(first_hour)} "
+        conn.exec_driver_sql(_any_in_sql("sample_runs", first_hour, last_hour)).first() is not None
+    )
+
+
+def _any_in_sql(table: str, first_hour: int, last_hour: int) -> str:
+    return (
+        f"SELECT 1 FROM {table} WHERE hour >= {int(first_hour)} "
         f"AND hour <= {int(last_hour)} LIMIT 1"
     )
 
@@ -352,13 +378,13 @@ def take_fresh(
     ts: np.ndarray,
     values: np.ndarray,
     allow: bool = True,
-    present: bool = True,
+    head: Head = Head(runs=True, keyed=True),
 ) -> tuple[int, np.ndarray]:
     """Store fresh rows (sorted by key, no twins) as runs where they may be; return the rest.
 
     Return (samples written as runs, mask of the rows still to store keyed). Those rows lose
-    the timestamps runs hold already. Without ``allow``, no run is written; ``present`` says
-    whether runs lay in the rows' hours before (``lock_head``): if not, none holds a row.
+    the timestamps runs hold already. Without ``allow``, no run is written; ``head`` says
+    what the rows' hours held before (``lock_head``): without runs there, none holds a row.
     """
     keyed = np.ones(len(ts), dtype=bool)
     written = 0
@@ -367,7 +393,10 @@ def take_fresh(
     if allow and big.any():
         starts, lengths = starts[big], lengths[big]
         last = last_stored(
-            conn=conn, hours=hour[starts].tolist(), series_ids=series_id[starts].tolist()
+            conn=conn,
+            hours=hour[starts].tolist(),
+            series_ids=series_id[starts].tolist(),
+            head=head,
         )
         after = ts[starts] > last
         starts, lengths = starts[after], lengths[after]
@@ -386,7 +415,7 @@ def take_fresh(
         edges[starts + lengths] -= 1
         keyed = np.cumsum(edges[:-1]) == 0  # rows of no run written
         written = int(lengths.sum())
-    if present and keyed.any():
+    if head.runs and keyed.any():
         rows = np.flatnonzero(keyed)
         stored = held(conn=conn, series_id=series_id[rows], ts=ts[rows], hour=hour[rows])
         keyed[rows[stored]] = False

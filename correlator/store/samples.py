@@ -156,10 +156,10 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
     cut = late_cut()
     late = int(cols.hour[0]) < cut
     n_late = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
-    present = False  # whether runs lie in the fresh rows' hours
+    head = runs.Head(runs=False, keyed=False)  # what the fresh rows' hours hold
     if int(cols.hour[-1]) >= cut - 1:  # fresh rows, or late ones of the hour just ended
         _, lengths = runs.groups(cols.hour[n_late:], cols.series_id[n_late:])
-        present = runs.lock_head(
+        head = runs.lock_head(
             conn=conn,
             exclusive=runs_ok and len(lengths) > 0 and int(lengths.max()) >= runs.RUN_MIN,
             first_hour=max(int(cols.hour[0]), cut),
@@ -183,7 +183,7 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
             ts=cols.ts[fresh],
             values=cols.value[fresh],
             allow=runs_ok,
-            present=present,
+            head=head,
         )
         inserted += written
         cols = cols.take(np.r_[np.arange(n_late), fresh[keyed]])

@@ -333,3 +333,13 @@ def test_copy_data_is_the_binary_copy_of_each_run_packed_one_by_one():
 def test_groups_longer_than_a_run_split_in_order():
     first, counts = runs.pieces(np.array([0, 200]), np.array([130, 5]))
     assert first.tolist() == [0, 56, 112, 200] and counts.tolist() == [56, 56, 18, 5]
+
+
+def test_points_around_a_keyed_one_go_keyed_and_skip_it(engine):
+    t0 = _next_hour()
+    assert store_batch(engine=engine, batch=_batch(t0 + 10, 1, [5.0])).inserted == 3
+    assert store_batch(engine=engine, batch=_batch(t0, 20)).inserted == 57
+    assert count_rows(engine, "sample_runs") == 0 and count_rows(engine) == 60
+    for data in _read(engine, t0, t0 + 100).values():
+        np.testing.assert_array_equal(data.ts, t0 + np.arange(20))
+        assert data.values[10] == 5.0
