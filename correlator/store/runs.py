@@ -229,36 +229,28 @@ def copy_data(
 ) -> bytes:
     """Return runs (rows [start, start + count) of the columns) as PostgreSQL binary COPY data.
 
-    Each record is a fixed head (``_RUN_HEAD``: the seven fields up to the timestamps'
-    length), the timestamps, the values' length and the values, placed by offset in one
-    buffer instead of packed a run at a time.
+    Runs of one length are one numpy array of records (``_RUN_HEAD``, the timestamps, the
+    values' length, the values): a batch's runs mostly share one or two lengths.
     """
-    head = np.empty(len(starts), _RUN_HEAD)
-    head["fields"] = 7
-    head["hour_len"] = head["sid_len"] = head["n_len"] = 4
-    head["first_len"] = head["last_len"] = 8
-    head["hour"], head["sid"] = hour[starts], series_id[starts]
-    head["first"], head["last"] = ts[starts], ts[starts + counts - 1]
-    head["n"], head["ts_len"] = counts, 8 * counts
-    width = _RUN_HEAD.itemsize
-    size = width + 4 + 16 * counts
-    at = len(_COPY_HEADER) + np.cumsum(size) - size  # where each record starts
-    buf = np.empty(len(_COPY_HEADER) + int(size.sum()) + 2, dtype=np.uint8)
-    buf[: len(_COPY_HEADER)] = np.frombuffer(_COPY_HEADER, dtype=np.uint8)
-    buf[-2:] = 0xFF  # the trailer: -1 as a field count
-    buf[(at[:, None] + np.arange(width)).ravel()] = head.view(np.uint8)
-    lengths = (8 * counts).astype(">i4").view(np.uint8).reshape(-1, 4)
-    buf[((at + width + 8 * counts)[:, None] + np.arange(4)).ravel()] = lengths.ravel()
-    run = np.repeat(np.arange(len(starts)), counts)  # each sample's run, and its place in it
-    k = np.arange(len(run)) - np.repeat(np.cumsum(counts) - counts, counts)
-    rows = starts[run] + k
-    stamps = at[run] + width + 8 * k
-    for dest, data in (
-        (stamps, np.ascontiguousarray(ts[rows], dtype="<i8")),
-        (stamps + 8 * counts[run] + 4, np.ascontiguousarray(values[rows], dtype="<f8")),
-    ):
-        buf[(dest[:, None] + np.arange(8)).ravel()] = data.view(np.uint8)
-    return buf.tobytes()
+    parts = [_COPY_HEADER]
+    for n in np.unique(counts).tolist():
+        first = starts[counts == n]
+        rows = first[:, None] + np.arange(n)
+        record = np.dtype(
+            [("head", _RUN_HEAD), ("ts", "<i8", (n,)), ("value_len", ">i4"), ("value", "<f8", (n,))]
+        )
+        out = np.empty(len(first), record)
+        head = out["head"]
+        head["fields"] = 7
+        head["hour_len"] = head["sid_len"] = head["n_len"] = 4
+        head["first_len"] = head["last_len"] = 8
+        head["hour"], head["sid"] = hour[first], series_id[first]
+        head["first"], head["last"] = ts[first], ts[first + n - 1]
+        head["n"], head["ts_len"], out["value_len"] = n, 8 * n, 8 * n
+        out["ts"], out["value"] = ts[rows], values[rows]
+        parts.append(out.tobytes())
+    parts.append(b"\xff\xff")  # the trailer: -1 as a field count
+    return b"".join(parts)
 
 
 def _select(

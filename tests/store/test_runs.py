@@ -290,6 +290,7 @@ def test_a_batch_of_history_and_fresh_points_stores_each_its_way(engine):
 
 
 def test_copy_data_is_the_binary_copy_of_each_run_packed_one_by_one():
+    """Bit for bit, runs of one length together and in order (COPY takes rows in any order)."""
     import struct
 
     rng = np.random.default_rng(2)
@@ -303,7 +304,8 @@ def test_copy_data_is_the_binary_copy_of_each_run_packed_one_by_one():
     starts = np.cumsum(lengths) - lengths
     taken = np.array([0, 1, 3, 5])  # some groups only: the rest go keyed
     want = [b"PGCOPY\n\xff\r\n\x00" + bytes(8)]
-    for a, c in zip(starts[taken].tolist(), lengths[taken].tolist(), strict=True):
+    by_length = sorted(zip(lengths[taken].tolist(), starts[taken].tolist(), strict=True))
+    for c, a in by_length:  # rows in any order: copy_data writes runs of a length together
         tb, vb = ts[a : a + c].astype("<i8").tobytes(), values[a : a + c].astype("<f8").tobytes()
         want.append(
             struct.pack(
