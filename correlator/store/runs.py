@@ -96,19 +96,23 @@ def decode(ts_blob: bytes, value_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
 def lock_head(*, conn: Connection, exclusive: bool, first_hour: int, last_hour: int) -> Head:
     """Take the fresh-row writers' lock; return what hours [first, last] hold.
 
-    The lock is PostgreSQL's alone (SQLite has one writer). Lock and probes go in one round
-    trip as three statements, so the probes' snapshots come after the lock.
+    The lock is PostgreSQL's alone (SQLite has one writer), exclusive for a writer of runs.
+    Keyed rows are looked for only then (a writer of keyed rows needs only to know of runs;
+    ``keyed`` is True for it). Lock and probes go in one round trip, as statements of their
+    own, so the probes' snapshots come after the lock.
     """
-    probes = [_any_in_sql(t, first_hour, last_hour) for t in ("sample_runs", "samples")]
+    tables = ("sample_runs", "samples") if exclusive else ("sample_runs",)
+    probes = [_any_in_sql(t, first_hour, last_hour) for t in tables]
     if conn.dialect.name != "postgresql":
-        return Head(*(conn.exec_driver_sql(sql).first() is not None for sql in probes))
-    func = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
-    found = []
-    with driver_connection(conn).cursor() as cur:
-        cur.execute(f"SELECT {func}({HEAD_LOCK_KEY}); {probes[0]}; {probes[1]}")
-        while cur.nextset():
-            found.append(cur.fetchone() is not None)
-    return Head(*found)
+        found = [conn.exec_driver_sql(sql).scalar() is not None for sql in probes]
+    else:
+        func = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+        found = []
+        with driver_connection(conn).cursor() as cur:
+            cur.execute("; ".join([f"SELECT {func}({HEAD_LOCK_KEY})", *probes]))
+            while cur.nextset():
+                found.append(cur.fetchone()[0] is not None)
+    return Head(runs=found[0], keyed=found[1] if exclusive else True)
 
 
 def groups(hour: np.ndarray, series_id: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -327,14 +331,19 @@ def _rows(found: Sequence[tuple]) -> np.ndarray:
 def any_in(*, conn: Connection, first_hour: int, last_hour: int) -> bool:
     """Return whether any run lies in hours [first, last]: one index probe."""
     return (
-        conn.exec_driver_sql(_any_in_sql("sample_runs", first_hour, last_hour)).first() is not None
+        conn.exec_driver_sql(_any_in_sql("sample_runs", first_hour, last_hour)).scalar() is not None
     )
 
 
 def _any_in_sql(table: str, first_hour: int, last_hour: int) -> str:
+    """Return a query for the first hour in [first, last] the table holds, or NULL.
+
+    MIN is an index seek to the first entry: PostgreSQL planned ``SELECT 1 ... LIMIT 1`` on
+    a fresh partition as a bitmap scan of all the hour's entries (3 ms at 100,000).
+    """
     return (
-        f"SELECT 1 FROM {table} WHERE hour >= {int(first_hour)} "
-        f"AND hour <= {int(last_hour)} LIMIT 1"
+        f"SELECT MIN(hour) FROM {table} WHERE hour >= {int(first_hour)} "
+        f"AND hour <= {int(last_hour)}"
     )
 
 
