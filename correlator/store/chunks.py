@@ -21,6 +21,7 @@ from sqlalchemy import Connection, bindparam, text
 
 from correlator.store import runs
 from correlator.store.codec import decode, encode
+from correlator.store.dialect import hours_where
 from correlator.store.engine import driver_connection
 from correlator.store.partitions import DAY_HOURS, day_starts
 from correlator.store.rollup_state import HOUR_MS
@@ -332,13 +333,6 @@ def raw_hours(*, conn: Connection, end_hour: int) -> list[int]:
     return sorted(set(hours) | runs.hours_of(conn=conn, first=first, last=int(end_hour) - 1))
 
 
-def raw_where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)) -> str:
-    """Return the condition of raw samples of these hours and series ids [first, stop)."""
-    first, stop = series
-    where = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
-    return where if stop is None else f"{where} AND series_id < {int(stop)}"
-
-
 def raw_array(
     *, conn: Connection, hours: Sequence[int], series: tuple[int, int | None] = (0, None)
 ) -> np.ndarray:
@@ -348,7 +342,7 @@ def raw_array(
     """
     cur = driver_connection(conn).cursor()
     try:  # plain driver tuples: numpy reads them many times faster than Row objects
-        where = raw_where(hours, series)
+        where = hours_where(hours, series)
         cur.execute(f"SELECT series_id, ts, value FROM samples WHERE {where} ORDER BY 1, 2")
         rows = cur.fetchall()
     finally:

@@ -32,11 +32,11 @@ from correlator.store.chunks import (
     lock_chunks,
     raw_array,
     raw_hours,
-    raw_where,
     read_chunks,
     write_chunks,
 )
 from correlator.store.codec import decode
+from correlator.store.dialect import hours_where
 from correlator.store.engine import write_transaction
 from correlator.store.partitions import DAY_HOURS, truncate_empty_days
 from correlator.store.rollup_state import (
@@ -145,7 +145,7 @@ def compact_hours(
                 latest.get(int(sid[part[0]])), int(sid[part[0]]), ts, values, target
             )
         write_chunks(conn=conn, chunks=out)
-    conn.exec_driver_sql(f"DELETE FROM samples WHERE {raw_where(hours, series)}")
+    conn.exec_driver_sql(f"DELETE FROM samples WHERE {hours_where(hours, series)}")
     runs.delete(conn=conn, hours=hours, series=series)
     if series[1] is None:
         # Chunks answer stepped reads faster than the rollups and hold the exact extremes.
@@ -188,7 +188,7 @@ class _Slice:
 def _first_slice(conn: Connection, hours: Sequence[int], rows: int) -> _Slice:
     """Return a group's first slice: from its first series, as many as its rows suggest."""
     keyed = conn.exec_driver_sql(
-        f"SELECT MIN(series_id), MAX(series_id) FROM samples WHERE {raw_where(hours)}"
+        f"SELECT MIN(series_id), MAX(series_id) FROM samples WHERE {hours_where(hours)}"
     ).one()
     bounds = [b for b in (*keyed, *runs.series_bounds(conn=conn, hours=hours)) if b is not None]
     if not bounds:
@@ -196,11 +196,11 @@ def _first_slice(conn: Connection, hours: Sequence[int], rows: int) -> _Slice:
     lo, hi = min(bounds), max(bounds)
     per_series = (
         conn.exec_driver_sql(
-            f"SELECT COUNT(*) FROM samples WHERE {raw_where(hours, (lo, lo + 1))}"
+            f"SELECT COUNT(*) FROM samples WHERE {hours_where(hours, (lo, lo + 1))}"
         ).scalar_one()
         + conn.exec_driver_sql(
             "SELECT COALESCE(SUM(n_samples), 0) FROM sample_runs "
-            f"WHERE {runs.where(hours, (lo, lo + 1))}"
+            f"WHERE {hours_where(hours, (lo, lo + 1))}"
         ).scalar_one()
     )
     return _Slice(int(lo), max(1, rows // max(per_series, 1)), int(hi))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from functools import lru_cache
 
 from sqlalchemy import Connection
@@ -24,3 +25,13 @@ def sqlite_rows_per_statement(raw, width: int, most: int) -> int:
 def qmark_rows(rows: int, width: int) -> str:
     """Return a VALUES list of ``rows`` rows of ``width`` qmark parameters: (?,?),(?,?)."""
     return ",".join(["(" + ",".join("?" * width) + ")"] * rows)
+
+
+def hours_where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)) -> str:
+    """Return the condition of rows of these hours and series ids [first, stop) (None: no end).
+
+    For tables keyed by hour and series (``samples``, ``sample_runs``); ints written inline.
+    """
+    first, stop = series
+    where = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
+    return where if stop is None else f"{where} AND series_id < {int(stop)}"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection
 
-from correlator.store.dialect import qmark_rows
+from correlator.store.dialect import hours_where, qmark_rows
 from correlator.store.engine import driver_connection
 from correlator.store.rollup_state import HOUR_MS
 from correlator.store.series import CHUNK
@@ -485,20 +485,13 @@ def series_of(*, conn: Connection, hour: int) -> list[int]:
     )
 
 
-def where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)) -> str:
-    """Return the condition of runs of these hours and series ids [first, stop)."""
-    first, stop = series
-    cond = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
-    return cond if stop is None else f"{cond} AND series_id < {int(stop)}"
-
-
 def array(
     *, conn: Connection, hours: Sequence[int], series: tuple[int, int | None] = (0, None)
 ) -> np.ndarray:
     """Return the (series_id, ms, value) rows runs hold in these hours and series ids, sorted."""
     found = conn.exec_driver_sql(
         f"SELECT series_id, hour, n_samples, ts, value FROM sample_runs "
-        f"WHERE {where(hours, series)} ORDER BY series_id, hour, first_ts"
+        f"WHERE {hours_where(hours, series)} ORDER BY series_id, hour, first_ts"
     ).all()
     return _rows(found)
 
@@ -507,7 +500,7 @@ def delete(
     *, conn: Connection, hours: Sequence[int], series: tuple[int, int | None] = (0, None)
 ) -> None:
     """Delete the runs of these hours and series ids."""
-    conn.exec_driver_sql(f"DELETE FROM sample_runs WHERE {where(hours, series)}")
+    conn.exec_driver_sql(f"DELETE FROM sample_runs WHERE {hours_where(hours, series)}")
 
 
 def delete_series(*, conn: Connection, series_id: int, from_hour: int) -> None:
@@ -539,6 +532,6 @@ def drop_hours(*, conn: Connection, from_hour: int, to_hour: int) -> int:
 def series_bounds(*, conn: Connection, hours: Sequence[int]) -> tuple[int | None, int | None]:
     """Return the least and greatest series id with runs in these hours."""
     lo, hi = conn.exec_driver_sql(
-        f"SELECT MIN(series_id), MAX(series_id) FROM sample_runs WHERE {where(hours)}"
+        f"SELECT MIN(series_id), MAX(series_id) FROM sample_runs WHERE {hours_where(hours)}"
     ).one()
     return lo, hi
