@@ -102,7 +102,7 @@ def lock_head(*, conn: Connection, exclusive: bool, first_hour: int, last_hour: 
     own, so the probes' snapshots come after the lock.
     """
     tables = ("sample_runs", "samples") if exclusive else ("sample_runs",)
-    probes = [_any_in_sql(t, first_hour, last_hour) for t in tables]
+    probes = [_first_hour_sql(t, first_hour, last_hour) for t in tables]
     if conn.dialect.name != "postgresql":
         found = [conn.exec_driver_sql(sql).scalar() is not None for sql in probes]
     else:
@@ -328,14 +328,7 @@ def _rows(found: Sequence[tuple]) -> np.ndarray:
     return np.column_stack([ids, ts.astype(np.float64), values])
 
 
-def any_in(*, conn: Connection, first_hour: int, last_hour: int) -> bool:
-    """Return whether any run lies in hours [first, last]: one index probe."""
-    return (
-        conn.exec_driver_sql(_any_in_sql("sample_runs", first_hour, last_hour)).scalar() is not None
-    )
-
-
-def _any_in_sql(table: str, first_hour: int, last_hour: int) -> str:
+def _first_hour_sql(table: str, first_hour: int, last_hour: int) -> str:
     """Return a query for the first hour in [first, last] the table holds, or NULL.
 
     MIN is an index seek to the first entry: PostgreSQL planned ``SELECT 1 ... LIMIT 1`` on

@@ -2,7 +2,8 @@
 
 Samples are keyed (hour, series_id, ts): ``hour`` is the unix hour of ``ts`` (unix
 milliseconds). Fresh data of every series lands in the newest hour, so writes stay in
-a small, cached part of the index; a range read seeks each hour of the window.
+a small, cached part of the index; a range read seeks each hour of the window. Fresh
+points sent several a series a batch go as runs instead (``correlator.store.runs``).
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
 
 
 def _without_held(conn: Connection, cols: SampleColumns, cut: int) -> SampleColumns:
-    """Return the rows less those of hours before cut that chunks hold."""
+    """Return the rows less those of hours before cut that chunks or runs hold."""
     n = int(np.searchsorted(cols.hour, cut))
     mask = chunks.held(conn=conn, series_id=cols.series_id[:n], ts=cols.ts[:n], hour=cols.hour[:n])
     if mask is None:
