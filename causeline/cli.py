@@ -82,10 +82,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-# The settings classes' variable prefixes (correlator/settings.py, dashboard/settings.py).
-_SETTINGS_PREFIXES = {"ServiceSettings": "CAUSELINE_", "DashboardSettings": "CAUSELINE_DASHBOARD_"}
-
-
 def _settings_error(exc: Exception) -> str | None:
     """Return each refused setting's variable, value and reason, else None.
 
@@ -95,9 +91,15 @@ def _settings_error(exc: Exception) -> str | None:
     pydantic = sys.modules.get("pydantic")
     if pydantic is None or not isinstance(exc, pydantic.ValidationError):
         return None
-    prefix = _SETTINGS_PREFIXES.get(exc.title)
-    if prefix is None:
+    try:  # the classes name their variables' prefixes (model_config's env_prefix)
+        from correlator.settings import ServiceSettings
+        from dashboard.settings import DashboardSettings
+    except ImportError:  # the agent's install: no settings of the service here
         return None
+    classes = {cls.__name__: cls for cls in (ServiceSettings, DashboardSettings)}
+    if exc.title not in classes:
+        return None
+    prefix = classes[exc.title].model_config.get("env_prefix", "")
     said = []
     for error in exc.errors():
         name = ".".join(str(part) for part in error["loc"])

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, bindparam, text
 
 from correlator.store import runs
 from correlator.store.codec import decode, encode
-from correlator.store.dialect import hours_where
+from correlator.store.dialect import hours_between, hours_where
 from correlator.store.engine import driver_connection
 from correlator.store.partitions import DAY_HOURS, day_starts
 from correlator.store.rollup_state import HOUR_MS
@@ -198,18 +198,10 @@ def _days_with_chunks(conn: Connection, days: list[int]) -> set[int]:
 def _held_in_day(
     conn: Connection, series_id: np.ndarray, ts: np.ndarray, first_hour: int, last_hour: int
 ) -> np.ndarray:
-    """Return which rows of hours [first, last] of one day chunks hold."""
-    mask = np.zeros(len(ts), dtype=bool)
+    """Return which rows of hours [first, last] of one day chunks or runs hold."""
     ids = np.unique(series_id).tolist()
     found = read_chunks(conn=conn, series_ids=ids, first_hour=first_hour, last_hour=last_hour)
-    order = np.argsort(series_id, kind="stable")  # each series' rows: one slice of order
-    by_series = series_id[order]
-    for chunk in found:
-        lo = np.searchsorted(by_series, chunk.series_id, side="left")
-        hi = np.searchsorted(by_series, chunk.series_id, side="right")
-        rows = order[lo:hi]
-        mask[rows[np.isin(ts[rows], chunk.ts)]] = True
-    return mask
+    return runs.held_by(series_id, ts, found)
 
 
 def write_chunks(*, conn: Connection, chunks: Sequence[Chunk]) -> None:
@@ -318,19 +310,9 @@ def latest_before(
 
 def raw_hours(*, conn: Connection, end_hour: int) -> list[int]:
     """Return the hours before end_hour holding keyed samples or runs, oldest first: seeks."""
-    hours: list[int] = []
-    hour = conn.exec_driver_sql(
-        f"SELECT MIN(hour) FROM samples WHERE hour < {int(end_hour)}"
-    ).scalar()
-    while hour is not None:
-        hours.append(hour)
-        hour = conn.exec_driver_sql(
-            f"SELECT MIN(hour) FROM samples WHERE hour > {int(hour)} AND hour < {int(end_hour)}"
-        ).scalar()
-    first = runs.first_hour(conn=conn)
-    if first is None or first >= end_hour:
-        return hours
-    return sorted(set(hours) | runs.hours_of(conn=conn, first=first, last=int(end_hour) - 1))
+    last = int(end_hour) - 1
+    keyed = hours_between(conn, "samples", -(2**31), last)
+    return sorted(set(keyed) | runs.hours_of(conn=conn, first=-(2**31), last=last))
 
 
 def raw_array(

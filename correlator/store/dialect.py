@@ -35,3 +35,17 @@ def hours_where(hours: Sequence[int], series: tuple[int, int | None] = (0, None)
     first, stop = series
     where = f"hour IN ({','.join(str(int(h)) for h in hours)}) AND series_id >= {int(first)}"
     return where if stop is None else f"{where} AND series_id < {int(stop)}"
+
+
+def hours_between(conn: Connection, table: str, first: int, last: int) -> list[int]:
+    """Return the hours in [first, last] that rows of an hour-keyed table lie in: a seek each."""
+    hours: list[int] = []
+    hour = conn.exec_driver_sql(
+        f"SELECT MIN(hour) FROM {table} WHERE hour >= {int(first)} AND hour <= {int(last)}"
+    ).scalar()
+    while hour is not None:
+        hours.append(hour)
+        hour = conn.exec_driver_sql(
+            f"SELECT MIN(hour) FROM {table} WHERE hour > {int(hour)} AND hour <= {int(last)}"
+        ).scalar()
+    return hours

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection
 
-from correlator.store.dialect import hours_where, qmark_rows
+from correlator.store.dialect import hours_between, hours_where, qmark_rows
 from correlator.store.engine import driver_connection
 from correlator.store.rollup_state import HOUR_MS
 from correlator.store.series import CHUNK
@@ -344,9 +344,8 @@ def held(
     *, conn: Connection, series_id: np.ndarray, ts: np.ndarray, hour: np.ndarray
 ) -> np.ndarray:
     """Return which rows (series id, ms, hour; sorted by hour) runs hold."""
-    mask = np.zeros(len(ts), dtype=bool)
     if not len(ts):
-        return mask
+        return np.zeros(0, dtype=bool)
     found = read(
         conn=conn,
         series_ids=np.unique(series_id).tolist(),
@@ -354,13 +353,19 @@ def held(
         last_hour=int(hour.max()),
         window=(int(ts.min()), int(ts.max())),
     )
-    order = np.argsort(series_id, kind="stable")
+    return held_by(series_id, ts, found)
+
+
+def held_by(series_id: np.ndarray, ts: np.ndarray, found: Sequence) -> np.ndarray:
+    """Return which rows (series id, ms) the found runs or chunks (``series_id``, ``ts``) hold."""
+    mask = np.zeros(len(ts), dtype=bool)
+    order = np.argsort(series_id, kind="stable")  # each series' rows: one slice of order
     by_series = series_id[order]
-    for run in found:
-        lo = np.searchsorted(by_series, run.series_id, side="left")
-        hi = np.searchsorted(by_series, run.series_id, side="right")
+    for part in found:
+        lo = np.searchsorted(by_series, part.series_id, side="left")
+        hi = np.searchsorted(by_series, part.series_id, side="right")
         rows = order[lo:hi]
-        mask[rows[np.isin(ts[rows], run.ts)]] = True
+        mask[rows[np.isin(ts[rows], part.ts)]] = True
     return mask
 
 
@@ -371,18 +376,20 @@ def take_fresh(
     series_id: np.ndarray,
     ts: np.ndarray,
     values: np.ndarray,
+    groups: tuple[np.ndarray, np.ndarray],
     allow: bool = True,
     head: Head = Head(runs=True, keyed=True),
 ) -> tuple[int, np.ndarray]:
     """Store fresh rows (sorted by key, no twins) as runs where they may be; return the rest.
 
-    Return (samples written as runs, mask of the rows still to store keyed). Those rows lose
-    the timestamps runs hold already. Without ``allow``, no run is written; ``head`` says
-    what the rows' hours held before (``lock_head``): without runs there, none holds a row.
+    ``groups`` are the rows' (hour, series) groups (``groups``). Return (samples written as
+    runs, mask of the rows still to store keyed). Those rows lose the timestamps runs hold
+    already. Without ``allow``, no run is written; ``head`` says what the rows' hours held
+    before (``lock_head``): without runs there, none holds a row.
     """
     keyed = np.ones(len(ts), dtype=bool)
     written = 0
-    starts, lengths = groups(hour, series_id)
+    starts, lengths = groups
     big = lengths >= RUN_MIN
     if allow and big.any():
         starts, lengths = starts[big], lengths[big]
@@ -457,16 +464,7 @@ def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
 
 def hours_of(*, conn: Connection, first: int, last: int) -> set[int]:
     """Return the hours in [first, last] holding runs: a seek each."""
-    found: set[int] = set()
-    hour = conn.exec_driver_sql(
-        f"SELECT MIN(hour) FROM sample_runs WHERE hour >= {int(first)} AND hour <= {int(last)}"
-    ).scalar()
-    while hour is not None:
-        found.add(hour)
-        hour = conn.exec_driver_sql(
-            f"SELECT MIN(hour) FROM sample_runs WHERE hour > {int(hour)} AND hour <= {int(last)}"
-        ).scalar()
-    return found
+    return set(hours_between(conn, "sample_runs", first, last))
 
 
 def series_of(*, conn: Connection, hour: int) -> list[int]:

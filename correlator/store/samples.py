@@ -154,15 +154,19 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
     """
     if not len(cols):
         return 0
+    first = runs.first_of_twins(cols.hour, cols.series_id, cols.ts)  # a repeat: the first wins
+    if not first.all():
+        cols = cols.take(first)
     cut = late_cut()
     late = int(cols.hour[0]) < cut
     n_late = int(np.searchsorted(cols.hour, cut))  # rows sorted by hour: the late ones lead
+    # The fresh rows' (hour, series) groups: the late check below drops late rows only.
+    groups = runs.groups(cols.hour[n_late:], cols.series_id[n_late:])
     head = runs.Head(runs=False, keyed=False)  # what the fresh rows' hours hold
     if int(cols.hour[-1]) >= cut - 1:  # fresh rows, or late ones of the hour just ended
-        _, lengths = runs.groups(cols.hour[n_late:], cols.series_id[n_late:])
         head = runs.lock_head(
             conn=conn,
-            exclusive=runs_ok and len(lengths) > 0 and int(lengths.max()) >= runs.RUN_MIN,
+            exclusive=runs_ok and bool((groups[1] >= runs.RUN_MIN).any()),
             first_hour=max(int(cols.hour[0]), cut),
             last_hour=int(cols.hour[-1]),
         )
@@ -173,9 +177,6 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
         n_late = int(np.searchsorted(cols.hour, cut))
     inserted = 0
     if n_late < len(cols):
-        first = runs.first_of_twins(cols.hour, cols.series_id, cols.ts)
-        if not first.all():
-            cols = cols.take(first)
         fresh = np.arange(n_late, len(cols))
         written, keyed = runs.take_fresh(
             conn=conn,
@@ -183,6 +184,7 @@ def insert_columns(*, conn: Connection, cols: SampleColumns, runs_ok: bool = Tru
             series_id=cols.series_id[fresh],
             ts=cols.ts[fresh],
             values=cols.value[fresh],
+            groups=groups,
             allow=runs_ok,
             head=head,
         )
