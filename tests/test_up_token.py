@@ -25,7 +25,11 @@ def _tokens(url: str) -> list[dict]:
         engine.dispose()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize(
+    "sig",
+    [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT],
+    ids=lambda sig: sig.name,
+)
 def test_up_revokes_its_token_when_stopped_by_a_signal(tmp_path, sig):
     url = f"sqlite:///{tmp_path / 'up.db'}"
     port = free_port()

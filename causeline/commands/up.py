@@ -140,12 +140,19 @@ def _serve(args, after_start=None) -> int:
         return _serve_app(args, url, after_start)
 
 
+# Signals whose default action ends the process without running ``finally`` blocks.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+# Those uvicorn does not handle itself while it serves (it handles SIGINT and SIGTERM).
+_UNHANDLED_BY_UVICORN = (signal.SIGHUP, signal.SIGQUIT)
+
+
 @contextlib.contextmanager
 def _sigterm_exits():
-    """Turn SIGTERM into SystemExit, so ``finally`` blocks (the token's revoke) run on it.
+    """Turn SIGTERM, SIGHUP and SIGQUIT into SystemExit, so ``finally`` blocks run on them.
 
     uvicorn handles SIGTERM while it serves, then raises it again against the handler it
-    found; without this one that is the default, which ends the process before cleanup.
+    found; without this one that is the default, which ends the process before cleanup
+    (the token's revoke). SIGHUP and SIGQUIT end it the same way unless handled.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -154,11 +161,34 @@ def _sigterm_exits():
     def leave(signum, _frame):
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, leave)
+    previous = {sig: signal.signal(sig, leave) for sig in _STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def _graceful_stop(server):
+    """While ``server`` serves, let SIGHUP and SIGQUIT stop it as SIGTERM does, then exit."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def stop(signum, frame):
+        caught.append(signum)
+        server.handle_exit(signum, frame)
+
+    previous = {sig: signal.signal(sig, stop) for sig in _UNHANDLED_BY_UVICORN}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        raise SystemExit(128 + caught[0])
 
 
 def _serve_app(args, url: str, after_start) -> int:
@@ -202,7 +232,8 @@ def _run_server(args, app, after_start) -> int:
 
     threading.Thread(target=announce, daemon=True).start()
     tune_process()  # the dashboard's figures and the API's reads share this process
-    server.run()
+    with _graceful_stop(server):
+        server.run()
     return 0
 
 
