@@ -5,6 +5,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+# A plan past this many replicas comes from a wrong figure (QPS per replica in the wrong unit,
+# a near-zero measurement), not from a fleet anyone runs: it is refused, naming the figure.
+MAX_REPLICAS = 1_000_000
+
+
+class PlanError(ValueError):
+    """A figure the planner cannot plan with; ``field`` names it."""
+
+    def __init__(self, field: str, msg: str):
+        super().__init__(msg)
+        self.field = field
+
 
 def _num(x: float) -> str:
     return f"{x:g}"
@@ -24,7 +36,7 @@ class PlanInput:
 
 
 def plan(p: PlanInput) -> dict:
-    """Return replicas, replicas with redundancy and the arithmetic as readable lines."""
+    """Return replicas, replicas with redundancy and the arithmetic; PlanError past MAX_REPLICAS."""
     on = f" on {p.gpu}" if p.gpu else ""
     fits = p.latency_per_request_ms <= p.sla_latency_ms
     steps = []
@@ -45,6 +57,13 @@ def plan(p: PlanInput) -> dict:
     )
     steps.append(f"throughput: {_num(p.qps_per_replica)} QPS per replica {source}")
     raw = p.peak_qps / p.qps_per_replica
+    if not raw <= MAX_REPLICAS:
+        raise PlanError(
+            "qps_per_replica",
+            f"peak {_num(p.peak_qps)} QPS / {_num(p.qps_per_replica)} QPS per replica "
+            f"({p.qps_source}) asks for {raw:.3g} replicas, past the {MAX_REPLICAS:,} a plan "
+            "covers: qps_per_replica is the queries per second one replica serves",
+        )
     replicas = max(1, math.ceil(raw - 1e-9))
     steps.append(
         f"replicas = ceil(peak {_num(p.peak_qps)} QPS / {_num(p.qps_per_replica)} QPS per replica)"

@@ -10,7 +10,7 @@ from correlator.api.auth import ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.handlers import field_error, now, read
 from correlator.api.schemas.capacity import PlanIn, PlanOut
-from correlator.incidents.capacity import PlanInput, plan
+from correlator.incidents.capacity import PlanError, PlanInput, plan
 from correlator.store.measures import measured_capacity
 
 router = APIRouter(tags=["capacity"])
@@ -47,17 +47,19 @@ async def capacity_plan(body: PlanIn, engine: EngineDep, _reader: ReaderDep) -> 
                 "latency_per_request_ms",
                 f"not given and no model_latency_p50_ms stored for {body.model}",
             )
-    return plan(
-        PlanInput(
-            sla_latency_ms=body.sla_latency_ms,
-            latency_per_request_ms=latency,
-            qps_per_replica=qps,
-            peak_qps=body.peak_qps,
-            redundancy=body.redundancy,
-            gpu=body.gpu,
-            qps_source=source,
-        )
+    figures = PlanInput(
+        sla_latency_ms=body.sla_latency_ms,
+        latency_per_request_ms=latency,
+        qps_per_replica=qps,
+        peak_qps=body.peak_qps,
+        redundancy=body.redundancy,
+        gpu=body.gpu,
+        qps_source=source,
     )
+    try:
+        return plan(figures)
+    except PlanError as exc:
+        raise field_error(exc.field, str(exc)) from None
 
 
 @router.get("/metrics", include_in_schema=False)
