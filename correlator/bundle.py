@@ -73,15 +73,45 @@ def _too_large(path: Path | str, max_bytes: int, what: str) -> BundleError:
     )
 
 
-def inflate(raw: bytes, path: Path | str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """Return one whole gzip member inflated; refuse past ``max_bytes``, truncated or several."""
+# Reading a matrix takes about 11 bytes of memory per inflated byte, and JSON compresses
+# 5 to 10 times, so past RATIO_FREE_BYTES a file that inflates to more than MAX_INFLATE_RATIO
+# times its compressed size is a gzip bomb: refused while it inflates, in steps.
+MAX_INFLATE_RATIO = 100
+RATIO_FREE_BYTES = 16 * 1024 * 1024
+_INFLATE_STEP = 4 * 1024 * 1024
+
+
+def inflate(
+    raw: bytes,
+    path: Path | str,
+    max_bytes: int = MAX_FILE_BYTES,
+    *,
+    max_ratio: int = MAX_INFLATE_RATIO,
+    ratio_free: int = RATIO_FREE_BYTES,
+) -> bytes:
+    """Return one whole gzip member inflated; refuse past the bounds, truncated or several."""
+    bound = min(max_bytes, max(ratio_free, max_ratio * len(raw)))
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = bytearray()
+    data = raw
     try:
-        out = inflater.decompress(raw, max_bytes + 1)
+        while not inflater.eof and len(out) <= bound:
+            step = min(_INFLATE_STEP, bound + 1 - len(out))
+            piece = inflater.decompress(data, step)
+            out += piece
+            data = inflater.unconsumed_tail
+            if not data and len(piece) < step:  # all read and nothing held back
+                break
     except zlib.error as exc:
         raise BundleError(path, f"not valid gzip: {exc}") from exc
     if len(out) > max_bytes:
         raise _too_large(path, max_bytes, "inflates to")
+    if len(out) > bound:
+        raise BundleError(
+            path,
+            f"inflates to more than {max_ratio} times its {len(raw)} compressed bytes, as a "
+            "gzip bomb does; if the file is genuine, gunzip it and import the plain JSON",
+        )
     if not inflater.eof:
         raise BundleError(path, "truncated gzip: the file ends before the compressed data does")
     if inflater.unused_data:
@@ -90,7 +120,7 @@ def inflate(raw: bytes, path: Path | str, max_bytes: int = MAX_FILE_BYTES) -> by
             f"{len(inflater.unused_data)} bytes follow the first gzip member (concatenated or "
             "padded files are not read); compress the JSON as one gzip member",
         )
-    return out
+    return bytes(out)
 
 
 def _read_bytes(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
