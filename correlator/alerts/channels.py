@@ -43,9 +43,39 @@ def json_request(url: str, payload, headers: dict[str, str] | None = None) -> Ht
     )
 
 
+REASONS = {
+    400: "request refused",
+    401: "credentials refused",
+    403: "credentials refused",
+    404: "no such webhook",
+    410: "no such webhook",
+    408: "timed out",
+    413: "message too large",
+    422: "message refused",
+    429: "rate limited",
+    504: "timed out",
+}
+
+
+def reason_class(status: int) -> str:
+    """Return a short class of a non-2xx status: what the receiver said, in words."""
+    if status in REASONS:
+        return REASONS[status]
+    if 300 <= status < 400:
+        return "redirect, not followed"
+    if 400 <= status < 500:
+        return "request refused"
+    return "receiver failed" if status >= 500 else "unexpected answer"
+
+
 def http_error(status: int, text: str) -> str | None:
-    """Return None on a 2xx answer, else a short error."""
-    return None if 200 <= status < 300 else f"HTTP {status}: {text[:200]}"
+    """Return None on a 2xx answer, else the status, its class and 200 characters of text.
+
+    The text must come scrubbed (``masking.scrub_cut``): it is a receiver's answer.
+    """
+    if 200 <= status < 300:
+        return None
+    return f"HTTP {status} ({reason_class(status)}): {text[:200]}"
 
 
 def errcode_error(status: int, text: str, *keys: str) -> str | None:

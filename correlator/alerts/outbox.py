@@ -6,12 +6,14 @@ import hashlib
 import logging
 import math
 import time
+from collections.abc import Sequence
 
 import numpy as np
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
 from correlator.alerts.formats import FollowingFormat, alert_format
+from correlator.alerts.masking import scrub
 from correlator.alerts.messages import build_message, suspect_key
 from correlator.alerts.routing import load_config
 from correlator.alerts.silences import silenced_until
@@ -180,8 +182,8 @@ def insert_row(
     return conn.execute(stmt.returning(AlertOutbox.id)).first() is not None
 
 
-def outbox_dict(row: AlertOutbox, *, payload: bool = False) -> dict:
-    """Return the API form of an outbox row (no secrets are stored in it)."""
+def outbox_dict(row: AlertOutbox, *, payload: bool = False, secrets: Sequence[str] = ()) -> dict:
+    """Return the API form of an outbox row; its error is scrubbed of ``secrets`` again."""
     out = {
         "id": row.id,
         "incident_id": row.incident_id,
@@ -194,7 +196,7 @@ def outbox_dict(row: AlertOutbox, *, payload: bool = False) -> dict:
         "created_at": row.created_at,
         "sent_at": row.sent_at,
         "silenced_until": row.silenced_until,
-        "last_error": row.last_error,
+        "last_error": scrub(row.last_error, *secrets) if secrets else row.last_error,
         "top_suspect": row.top_suspect,
         "labels": row.labels,
     }
@@ -210,14 +212,16 @@ def list_outbox(
     incident_id: int | None = None,
     limit: int = 100,
     payload: bool = False,
+    secrets: Sequence[str] = (),
 ) -> list[dict]:
-    """Return outbox rows, newest first."""
+    """Return outbox rows, newest first, errors scrubbed of ``secrets`` (``channel_secrets``)."""
     stmt = select(AlertOutbox).order_by(AlertOutbox.id.desc()).limit(limit)
     if status:
         stmt = stmt.where(AlertOutbox.status == status)
     if incident_id is not None:
         stmt = stmt.where(AlertOutbox.incident_id == incident_id)
-    return [outbox_dict(r, payload=payload) for r in Session(conn).scalars(stmt)]
+    rows = Session(conn).scalars(stmt)
+    return [outbox_dict(r, payload=payload, secrets=secrets) for r in rows]
 
 
 def retry_row(*, conn: Connection, row_id: int, now: float) -> bool:

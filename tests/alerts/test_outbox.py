@@ -106,15 +106,15 @@ def test_gives_up_after_the_cap_and_shows_it(engine):
         with write_transaction(engine) as conn:
             token = create_token(conn=conn, name="ops")
         with TestClient(create_app(settings, engine=engine)) as client:
-            failed = client.get("/api/v1/alerts/outbox", params={"status": "failed"}).json()
+            auth = {"Authorization": f"Bearer {token}"}
+            failed = client.get(
+                "/api/v1/alerts/outbox", params={"status": "failed"}, headers=auth
+            ).json()
             assert len(failed) == 1 and failed[0]["attempts"] == 3
             assert failed[0]["last_error"].startswith("HTTP 500")
             channels = client.get("/api/v1/alerts/channels").text
             assert "SECRET" not in channels and "/****" in channels
-            resp = client.post(
-                f"/api/v1/alerts/outbox/{failed[0]['id']}/retry",
-                headers={"Authorization": f"Bearer {token}"},
-            )
+            resp = client.post(f"/api/v1/alerts/outbox/{failed[0]['id']}/retry", headers=auth)
             assert resp.status_code == 200 and _rows(engine)[0].status == "pending"
         # Delays grow exponentially, with jitter, up to the cap.
         waits = [worker.backoff(n) for n in range(1, 12)]

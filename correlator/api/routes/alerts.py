@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Path, Query, Response
 
-from correlator.alerts.masking import mask_secret, mask_url
+from correlator.alerts.masking import channel_secrets, mask_secret, mask_url
 from correlator.alerts.outbox import list_outbox, retry_row
 from correlator.alerts.routing import load_config
 from correlator.alerts.silences import add_silence, expire_silence, list_silences
@@ -32,15 +32,27 @@ Status = Literal["pending", "sending", "sent", "failed", "silenced", "stale"]
 )
 async def outbox(
     engine: EngineDep,
-    _reader: ReaderDep,
+    settings: SettingsDep,
+    _writer: WriterDep,
     status: Status | None = None,
     incident: int | None = None,
     limit: int = Query(100, ge=1, le=1000),
     payload: bool = False,
 ) -> list[dict]:
-    """List outbox rows, newest first; failed ones carry their last error."""
+    """List outbox rows, newest first; failed ones carry their last error (writers only)."""
+    try:  # errors stored by an older version were scrubbed less: scrub them again
+        channels = load_config(settings).channels.values()
+    except (OSError, ValueError):
+        channels = []
+    secrets = [s for c in channels for s in channel_secrets(c.url, c.secret, c.headers)]
     return await read(
-        engine, list_outbox, status=status, incident_id=incident, limit=limit, payload=payload
+        engine,
+        list_outbox,
+        status=status,
+        incident_id=incident,
+        limit=limit,
+        payload=payload,
+        secrets=secrets,
     )
 
 
