@@ -45,7 +45,7 @@ def unsnappy(raw: bytes, limit: int) -> bytes:
 
 
 def gunzip(raw: bytes, limit: int) -> bytes:
-    """Return a gzip body inflated, stopping (TooLarge) as soon as it passes ``limit``."""
+    """Return one whole gzip member inflated, stopping (TooLarge) as soon as it passes ``limit``."""
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
         out = inflater.decompress(raw, limit + 1)
@@ -55,4 +55,9 @@ def gunzip(raw: bytes, limit: int) -> bytes:
         raise TooLarge(f"gzip body inflates past the limit of {limit} bytes")
     if not inflater.eof:
         raise BadEncoding("body is not valid gzip: truncated stream")
+    if inflater.unused_data:
+        raise BadEncoding(
+            f"{len(inflater.unused_data)} bytes follow the first gzip member (a second member "
+            "or trailing bytes); send the body as one gzip member"
+        )
     return out
