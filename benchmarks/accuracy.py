@@ -101,11 +101,18 @@ def _frame(bundle):
             for j in range(len(bsig.names))
             if bsig.key(j) in where
         }
-        before = bgrid.times < grid.times[0]
+        # The baseline's timestamps are its own (often a later day): placed to end one step
+        # before the window, as RCAEval's normal data must come before the detection time.
+        shift = min(0.0, grid.times[0] - grid.step - bgrid.times[-1])
         frame = pd.DataFrame({c: named.get(c, np.full(bgrid.size, np.nan)) for c in cols})
-        parts.insert(0, frame.assign(time=bgrid.times)[before])
+        parts.insert(0, frame.assign(time=bgrid.times + shift))
     data = pd.concat(parts, ignore_index=True).ffill().bfill().fillna(0.0)
     return data, found.start, facts
+
+
+def _within(labels: dict, wanted: dict) -> bool:
+    """Say whether ``labels`` hold every label of ``wanted``."""
+    return all(labels.get(k) == v for k, v in wanted.items())
 
 
 def rcaeval_ranker(method: str):
@@ -120,27 +127,88 @@ def rcaeval_ranker(method: str):
     if not callable(func):
         func = getattr(importlib.import_module(f"RCAEval.e2e.{method}"), method)
 
-    def rank(bundle) -> list[dict]:
+    def rank(bundle, case=None) -> list[dict]:
         data, start, facts = _frame(bundle)
         if start is None:
             return []
         # A dataset name makes RCAEval drop the time column and constant columns, as in its runs.
         out = func(data, inject_time=start, dataset="causeline")
         suspects = []
-        for col in out["ranks"][:5]:
+        sla = bundle.sla
+        for col in out["ranks"]:
             name, labels = facts[int(col)]
+            if name == sla["metric"] and _within(labels, sla.get("labels") or {}):
+                continue  # the breached series itself, as causeline leaves it out
+            if len(suspects) == 5:
+                break
             suspects.append({"kind": "series", "metric": name, "labels": labels, "owner": "infra"})
         return suspects
 
     return rank
 
 
-def evaluate(folder: Path, reference: tuple[str, ...] = REFERENCE) -> dict:
-    """Run every ranker on every case of a folder; return per-ranker figures."""
+# Run in a subprocess with an earlier commit's tree first on sys.path: argv is the tree, then
+# case folders; prints one JSON line per case with its top suspects.
+_EARLIER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from correlator.analysis import analyze
+from correlator.bundle import read_bundle
+for case in sys.argv[2:]:
+    found = analyze(read_bundle(case))["suspects"][:5]
+    print(json.dumps({"case": case, "suspects": found}, default=str), flush=True)
+"""
+
+
+def earlier_suspects(rev: str, cases: list[Path]) -> dict[str, list[dict]]:
+    """Return each case's top suspects by ``analyze`` as it was at commit ``rev``.
+
+    The commit is checked out with ``git worktree add`` into a temporary folder and run in
+    a subprocess with that tree first on ``sys.path``; the folder is removed afterwards.
+    """
+    import subprocess
+    import tempfile
+
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="causeline-against-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(
+            ["git", "-C", str(root), "worktree", "add", "--detach", "--quiet", str(tree), rev],
+            check=True,
+        )
+        try:
+            out = subprocess.run(
+                [sys.executable, "-c", _EARLIER, str(tree), *(str(c.resolve()) for c in cases)],
+                cwd=tree,
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+            if out.returncode:
+                raise RuntimeError(f"analyze at {rev} failed:\n{out.stderr[-2000:]}")
+        finally:
+            subprocess.run(
+                ["git", "-C", str(root), "worktree", "remove", "--force", str(tree)], check=False
+            )
+    found = (json.loads(line) for line in out.stdout.splitlines() if line.startswith("{"))
+    return {f["case"]: f["suspects"] for f in found}
+
+
+def evaluate(
+    folder: Path,
+    reference: tuple[str, ...] = REFERENCE,
+    earlier: dict[str, dict[str, list[dict]]] | None = None,
+) -> dict:
+    """Run every ranker on every case of a folder; return per-ranker figures.
+
+    ``earlier`` maps a name (a commit) to each case's suspects found by that commit.
+    """
     cases = sorted(p for p in folder.iterdir() if (p / "truth.json").is_file())
     rankers = {
-        "causeline": lambda b: analyze(b)["suspects"],
+        "causeline": lambda b, case: analyze(b)["suspects"],
     }
+    for rev, found in (earlier or {}).items():
+        rankers[rev] = lambda b, case, found=found: found.get(str(case.resolve()), [])
     for method in reference:
         rankers[method] = rcaeval_ranker(method)
     rows = {name: [] for name in rankers}
@@ -149,7 +217,7 @@ def evaluate(folder: Path, reference: tuple[str, ...] = REFERENCE) -> dict:
         for name, rank in rankers.items():
             t0 = time.perf_counter()
             bundle = read_bundle(case)
-            suspects = rank(bundle)
+            suspects = rank(bundle, case)
             elapsed = time.perf_counter() - t0
             hit = first_hit(suspects[:5], truth)
             err = None
@@ -264,6 +332,18 @@ def order_spread(folder: Path, shuffles: int) -> list[str]:
     ]
 
 
+def logo_groups(folder: Path, rows: dict, groups: list[str]) -> dict[str, dict[str, list]]:
+    """Split a folder's rows by the group substrings its case names hold (else one group)."""
+    out: dict[str, dict[str, list]] = {}
+    for i, r in enumerate(rows["causeline"]):
+        g = next((g for g in groups if g in r["case"]), None)
+        name = folder.name if g is None else f"{folder.name}/{g}"
+        group = out.setdefault(name, {n: [] for n in rows})
+        for n in rows:
+            group[n].append(rows[n][i])
+    return out
+
+
 def summary(rows: list[dict]) -> dict:
     """Return AC@1, AC@3, Avg@5, owner accuracy, median breach error and time per case."""
     n = len(rows)
@@ -316,11 +396,25 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="also run causeline with each bundle's series in this many shuffled orders",
     )
+    parser.add_argument(
+        "--against",
+        default="",
+        help="also run analyze as it was at this commit (a git worktree) and print it beside",
+    )
     args = parser.parse_args(argv)
     reference = tuple(m for m in args.reference.split(",") if m)
     groups = [g for g in args.groups.split(",") if g]
+    earlier = {}
+    if args.against:
+        cases = [
+            c for f in args.folders for c in sorted(f.iterdir()) if (c / "truth.json").is_file()
+        ]
+        earlier[args.against] = earlier_suspects(args.against, cases)
+    by_group: dict[str, dict[str, list]] = {}
     for folder in args.folders:
-        rows = evaluate(folder, reference)
+        rows = evaluate(folder, reference, earlier)
+        for name, group in logo_groups(folder, rows, groups).items():
+            by_group[name] = group
         print(f"== {folder} ({len(rows['causeline'])} cases)")
         _print(rows, "")
         for g in groups:
@@ -334,6 +428,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {r['case']:40s} {ranks}")
         if args.shuffles:
             print("\n".join(order_spread(folder, args.shuffles)))
+    print("== per group (leave-one-group-out units): AC@1 / AC@3")
+    names = list(next(iter(by_group.values()))) if by_group else []
+    print(f"  {'group':34s} " + " ".join(f"{n[:12]:>12s}" for n in names))
+    for gname, group in by_group.items():
+        cells = [ac_figures([r["hit"] for r in group[n]]) for n in names]
+        n_cases = len(group["causeline"])
+        print(
+            f"  {gname + f' ({n_cases})':34s} " + " ".join(f"{a:.2f} / {b:.2f}" for a, b in cells)
+        )
     if args.loso:
         print("== leave one set out")
         for line in leave_one_set_out(args.folders):
