@@ -97,6 +97,10 @@ class Config:
     # Weight of a difference from a separately recorded baseline already present where the
     # incident window starts: the fault may predate the window, or the baseline may be old.
     standing: float = 0.9
+    # Weight of a move the way that does not hurt (availability up, latency down): evidence,
+    # never a cause by itself. ``harm`` overrides the way a metric hurts (name, +1 or -1).
+    harmless: float = 0.1
+    harm: tuple[tuple[str, int], ...] = ()
     # How much an anomaly that is explained by an earlier or deeper one loses.
     explained: float = 0.5
     # Change events: decay of closeness, and the window in which an anomaly confirms one.

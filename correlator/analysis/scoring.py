@@ -37,6 +37,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     # a separately recorded baseline, though, a difference already there is the anomaly.
     censored = d.anomalies.censored
     extra *= np.where(censored, np.where(m.on_baseline, cfg.standing, cfg.censored), 1.0)
+    extra *= np.where(_harmless(tl.bundle.sla, m, d, cfg), cfg.harmless, 1.0)
     up = node_rules.callers(tl.bundle.topology or {})
     traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
     extra *= traffic
@@ -69,6 +70,28 @@ def _saturated(m: Measured, d: Detection, cfg: Config) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         high = (peak >= cfg.saturation_percent) & (m.ref.median < cfg.saturation_from)
     return util & high & (a.direction > 0) & (a.strength >= cfg.off_z)
+
+
+def _harmless(sla: dict, m: Measured, d: Detection, cfg: Config) -> np.ndarray:
+    """Say which rows moved the way that does not hurt (availability up, latency down).
+
+    The way each metric hurts comes from ``cfg.harm`` (metric name -> +1 up, -1 down), then
+    the SLA's own metric family (its ``op``), then the metric's name (``units``).
+    """
+    given = dict(cfg.harm)
+    family = ranking.family(sla["metric"])
+    sla_way = {">": 1, "<": -1}.get(sla.get("op", ""), 0)
+
+    def way(name: str) -> int:
+        if name in given:
+            return given[name]
+        if sla_way and ranking.family(name) == family:
+            return sla_way
+        return units.harm_direction(name)
+
+    harm = np.array([way(n) for n in m.signals.names], dtype=float)
+    harm = np.where(m.is_drift, 0.0, harm)
+    return (harm != 0) & (d.anomalies.direction != harm)
 
 
 def _quiet(tl: Timeline, d: Detection) -> np.ndarray:

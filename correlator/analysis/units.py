@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import numpy as np
@@ -63,3 +64,29 @@ def is_utilisation(name: str) -> bool:
     """Say whether a metric is a resource's busy share in percent (100 is saturation)."""
     words = name.lower().split("_")
     return bool(words) and words[-1] == "percent" and not _BUSY_WORDS.isdisjoint(words)
+
+
+# Name words that say which way a metric hurts (a ``_``/``:``/``.``-separated part of its
+# name). Up: slowness, failures, saturation, backlog, restarts, memory held. Down: what is
+# served or left (availability, success, free memory). A name with neither moves both ways.
+_HURTS_DOWN = frozenset(
+    {"availability", "available", "success", "successful", "uptime", "free", "hit", "hits"}
+)
+_HURTS_UP = frozenset(
+    {
+        "latency", "duration", "delay", "wait", "error", "errors", "fail", "failed", "failure",
+        "failures", "timeout", "timeouts", "exception", "exceptions", "saturation", "queue",
+        "pending", "backlog", "restart", "restarts", "retries", "retry", "dropped", "drops",
+        "rejected", "throttled", "memory", "mem", "oom", "fallback", "5xx",
+    }
+)  # fmt: skip
+_WORDS = re.compile(r"[_:.\-]+")
+
+
+@lru_cache(maxsize=4096)
+def harm_direction(name: str) -> int:
+    """Return which way a metric hurts from its name: +1 up, -1 down, 0 not known."""
+    words = set(_WORDS.split(name.lower()))
+    if not _HURTS_DOWN.isdisjoint(words):
+        return -1
+    return 1 if not _HURTS_UP.isdisjoint(words) else 0

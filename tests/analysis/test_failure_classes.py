@@ -154,6 +154,26 @@ def test_a_difference_from_the_baseline_present_from_the_window_start_counts():
     assert _top(_case(n, breach, edit, baseline=True)) == [("cpu_usage_cores", "pay")]
 
 
+def test_a_move_the_harmless_way_does_not_outrank_the_cause():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Ship's availability jumps from 40 % to 100 % a minute before the breach: +75 sigma,
+        # but more availability never slowed anyone down; cart's latency drops 20 sigma,
+        # which slows nobody either. Pay's CPU doubles: the cause.
+        avail = 40 + rng.normal(0, 0.05, n)
+        avail[breach - 12 :] = 100.0
+        rows[("availability_percent", "ship")] = avail
+        rows[("latency_p99_seconds", "cart")][breach - 12 :] -= 0.04
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.3
+
+    bundle = _case(n, breach, edit)
+    assert _top(bundle) == [("cpu_usage_cores", "pay")]
+    # Told that ship's availability hurts going up, it is the top suspect again.
+    told = Config(harm=(("availability_percent", 1),))
+    assert _top(bundle, config=told) == [("availability_percent", "ship")]
+
+
 def test_an_anomaly_the_sla_ignored_for_long_does_not_outrank_the_one_it_followed():
     n, breach = 720, 600
 
