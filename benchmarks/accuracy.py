@@ -235,7 +235,7 @@ def evaluate(
 # every other set and scores the set left out; the defaults in Config are the pick on all.
 CHOICES = {
     "late_weight": (0.8, 0.5),
-    "standing": (0.5, 0.9),
+    "standing": (0.2, 0.5),
     "sibling_floor": (0.0, 0.5),
     "ramp_gain": (0.6, 0.8),
     # Under 600 s the seeded slow leak (tests/analysis/test_failure_classes.py) is lost.

@@ -95,8 +95,9 @@ class Config:
     # Weight of an anomaly already present where the onset search starts (onset unseen).
     censored: float = 0.5
     # Weight of a difference from a separately recorded baseline already present where the
-    # incident window starts: the fault may predate the window, or the baseline may be old.
-    standing: float = 0.9
+    # incident window starts and steady up to the breach: it did not start this incident (the
+    # baseline may be from another day). The share of it that arose in the window adds back.
+    standing: float = 0.2
     # Weight of a move the way that does not hurt (availability up, latency down): evidence,
     # never a cause by itself. ``harm`` overrides the way a metric hurts (name, +1 or -1).
     harmless: float = 0.1

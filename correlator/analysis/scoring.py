@@ -34,9 +34,12 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     extra = _symptom_weights(tl.bundle.sla, sig, m.ref, place, set(start), cfg)
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident. Against
-    # a separately recorded baseline, though, a difference already there is the anomaly.
+    # a separately recorded baseline it counts by the share of it that arose in the window.
     censored = d.anomalies.censored
-    extra *= np.where(censored, np.where(m.on_baseline, cfg.standing, cfg.censored), 1.0)
+    assert tl.breach.start is not None  # only ranked once a breach was found
+    b = int(np.clip(tl.grid.index(tl.breach.start), 0, tl.grid.size - 1))
+    standing = cfg.standing + (1 - cfg.standing) * _moved_share(m, d, b, cfg)
+    extra *= np.where(censored, np.where(m.on_baseline, standing, cfg.censored), 1.0)
     extra *= np.where(_harmless(tl.bundle.sla, m, d, cfg), cfg.harmless, 1.0)
     up = node_rules.callers(tl.bundle.topology or {})
     traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
@@ -70,6 +73,25 @@ def _saturated(m: Measured, d: Detection, cfg: Config) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         high = (peak >= cfg.saturation_percent) & (m.ref.median < cfg.saturation_from)
     return util & high & (a.direction > 0) & (a.strength >= cfg.off_z)
+
+
+def _moved_share(m: Measured, d: Detection, b: int, cfg: Config) -> np.ndarray:
+    """Return the share of each row's difference from its reference that arose in the window.
+
+    A difference already there at the window's first point and steady up to the breach
+    (column ``b``) did not start this incident: share 0. Moves within ``off_z`` spreads of
+    the first point are noise, not a move.
+    """
+    a, x = d.anomalies, m.signals.matrix[:, : b + 1]
+    rows = np.arange(x.shape[0])
+    finite = np.isfinite(x)
+    first = x[rows, np.argmax(finite, axis=1)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        moved = np.nanmax(a.direction[:, None] * (x - first[:, None]), axis=1, initial=0.0)
+        total = a.direction * (m.signals.matrix[rows, a.peak] - m.ref.median)
+        share = np.clip(moved / total, 0.0, 1.0)
+    seen = moved > cfg.off_z * m.ref.scale
+    return np.where(seen & np.isfinite(share), share, 0.0)
 
 
 def _harmless(sla: dict, m: Measured, d: Detection, cfg: Config) -> np.ndarray:

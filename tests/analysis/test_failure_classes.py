@@ -144,14 +144,22 @@ def test_a_slow_memory_ramp_begun_inside_the_reference_is_found_first():
     assert _top(_case(n, breach, edit)) == [("memory_usage_bytes", "pay")]
 
 
-def test_a_difference_from_the_baseline_present_from_the_window_start_counts():
+def test_a_steady_difference_from_an_old_baseline_does_not_outrank_a_move_in_the_window():
     n, breach = 360, 300
 
     def edit(rows, rng):
-        rows[("cpu_usage_cores", "pay")][:] = 0.98 + rng.normal(0, 0.01, n)  # stuck all along
+        # Different from the baseline's day all along and steady to the breach: not this incident.
+        rows[("cpu_usage_cores", "pay")][:] = 0.98 + rng.normal(0, 0.01, n)
         rows[("latency_p99_seconds", "mail")][breach - 30 :] += 0.01  # a small move inside
 
-    assert _top(_case(n, breach, edit, baseline=True)) == [("cpu_usage_cores", "pay")]
+    bundle = _case(n, breach, edit, baseline=True)
+    assert _top(bundle) == [("latency_p99_seconds", "mail")]
+    # The same difference growing inside the window before the breach keeps its weight.
+    cpu = next(
+        s for s in bundle.series if s.name == "cpu_usage_cores" and s.labels["service"] == "pay"
+    )
+    cpu.values[: breach - 60] = 0.7 + np.random.default_rng(3).normal(0, 0.01, breach - 60)
+    assert _top(bundle) == [("cpu_usage_cores", "pay")]
 
 
 def test_a_move_the_harmless_way_does_not_outrank_the_cause():
