@@ -51,6 +51,7 @@ class Decoded:
     deltas: list[SeriesBatch]
     rejected: int = 0
     reasons: list[str] = field(default_factory=list)
+    delta_paths: list[str] = field(default_factory=list)  # each delta's metric, for errors
 
     def reject(self, count: int, reason: str) -> None:
         """Count data points refused, remembering why."""
@@ -222,5 +223,9 @@ def decode_metrics(
         series = parse_series(
             raw, path, max_labels=max_labels, max_label_value=max_label_value, not_after=not_after
         )
-        (out.deltas if delta else out.batch.series).append(series)
+        if delta:
+            out.deltas.append(series)
+            out.delta_paths.append(path.rpartition(".dataPoints[")[0] or path)
+        else:
+            out.batch.series.append(series)
     return out

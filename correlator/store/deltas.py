@@ -47,6 +47,25 @@ _FIX = text(
 )
 
 
+class DeltaOverflow(ValueError):
+    """A delta point that would take a stored running total past float64's range."""
+
+    def __init__(self, index: int, ms: int, series: SeriesBatch):
+        self.index, self.ts = index, ms / 1000
+        labels = ",".join(f'{k}="{v}"' for k, v in sorted(series.labels.items()))
+        super().__init__(
+            f"the point at {ms * 1_000_000} (timeUnixNano) would take the running total of "
+            f"{series.name}{{{labels}}} past float64's range (about 1.8e308)"
+        )
+
+
+def _finite(value: float, index: int, ms: int, series: SeriesBatch) -> float:
+    """Return ``value``; DeltaOverflow (the point at ``ms`` is to blame) when it is not finite."""
+    if not math.isfinite(value):
+        raise DeltaOverflow(index, ms, series)
+    return value
+
+
 def _points(series: SeriesBatch) -> dict[int, float]:
     """Return ms -> increment, the first of any repeated timestamp."""
     out: dict[int, float] = {}
@@ -85,14 +104,17 @@ def _level_before(conn: Connection, sid: int, ms: int) -> float:
 def cumulate(
     *, conn: Connection, ids: Sequence[int], series: Sequence[SeriesBatch], now: float | None = None
 ) -> list[Row]:
-    """Return the rows to insert for delta series (ids parallel); raise totals stored after."""
+    """Return the rows to insert for delta series (ids parallel); raise totals stored after.
+
+    DeltaOverflow (nothing should be stored then) when a total would not be finite.
+    """
     if conn.dialect.name == "postgresql" and ids:
         conn.execute(_LOCK, {"ids": sorted(set(ids))})
     rows: list[Row] = []
     fixes: list[dict] = []
     top = int((time.time() if now is None else now) * 1000) // HOUR_MS + 1
     cut = late_cut(now)
-    for sid, s in zip(ids, series, strict=True):
+    for index, (sid, s) in enumerate(zip(ids, series, strict=True)):
         points = _points(s)
         if points and min(points) // HOUR_MS < cut:  # stored totals there may be chunked
             thaw(
@@ -109,17 +131,20 @@ def cumulate(
         level = _level_before(conn, sid, first)
         ahead = list(range(hour, min(max(top, new[-1][0] // HOUR_MS), hour + LOOKBACK_HOURS) + 1))
         later = conn.execute(_AFTER, {"hours": ahead, "sid": sid, "ts": first}).all()
-        added, i = 0.0, 0
+        added, i, last = 0.0, 0, first
         for ms, inc in new:
             while i < len(later) and later[i][1] < ms:
                 hour_i, ts_i, stored = later[i]
                 level = _total(stored)  # the stored total, before this request raises it
-                fixes.append({"value": level + added, "hour": hour_i, "sid": sid, "ts": ts_i})
+                value = _finite(level + added, index, last, s)
+                fixes.append({"value": value, "hour": hour_i, "sid": sid, "ts": ts_i})
                 i += 1
             added += inc
-            rows.append((ms // HOUR_MS, sid, ms, level + added))
+            last = ms
+            rows.append((ms // HOUR_MS, sid, ms, _finite(level + added, index, ms, s)))
         fixes += [
-            {"value": _total(v) + added, "hour": h, "sid": sid, "ts": ts} for h, ts, v in later[i:]
+            {"value": _finite(_total(v) + added, index, last, s), "hour": h, "sid": sid, "ts": ts}
+            for h, ts, v in later[i:]
         ]
     if fixes:
         conn.execute(_FIX, fixes)

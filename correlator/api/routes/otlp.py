@@ -17,6 +17,7 @@ from correlator.api.auth import require_ingest
 from correlator.api.wire_body import inflate, read_bytes
 from correlator.receivers.compression import BadEncoding, TooLarge, Unsupported
 from correlator.receivers.otlp import Decoded, decode_metrics, parse_request
+from correlator.store.deltas import DeltaOverflow
 from correlator.store.ingest import store_batch
 
 router = APIRouter(tags=["ingest"])
@@ -61,7 +62,10 @@ def _decode(body: bytes, is_json: bool, settings) -> Decoded:
             "description": "ExportMetricsServiceResponse (partialSuccess counts points refused)",
             "content": {PROTOBUF: {}, JSON: {}},
         },
-        400: {"description": "not OTLP, or a bad metric or point (google.rpc.Status body)"},
+        400: {
+            "description": "not OTLP, or a bad metric or point, or a delta that would take "
+            "a stored total past float64's range (google.rpc.Status body)"
+        },
         401: {"description": "missing or invalid token; nothing stored"},
         403: {"description": "the token lacks the ingest scope; nothing stored"},
         413: {"description": "body too large, compressed or inflated; nothing stored"},
@@ -94,13 +98,17 @@ async def otlp_metrics(request: Request) -> Response:
     except BatchError as exc:
         return _error(400, exc.path, exc.reason, is_json)
     if decoded.batch.series or decoded.deltas:
-        await run_in_threadpool(
-            store_batch,
-            engine=request.app.state.engine,
-            batch=decoded.batch,
-            cache=request.app.state.series_cache,
-            deltas=decoded.deltas,
-        )
+        try:
+            await run_in_threadpool(
+                store_batch,
+                engine=request.app.state.engine,
+                batch=decoded.batch,
+                cache=request.app.state.series_cache,
+                deltas=decoded.deltas,
+            )
+        except DeltaOverflow as exc:
+            field = decoded.delta_paths[exc.index]
+            return _error(400, field, f"{exc}; nothing stored", is_json)
     response = ExportMetricsServiceResponse()
     if decoded.rejected:
         response.partial_success.rejected_data_points = decoded.rejected
