@@ -152,7 +152,7 @@ def check_labels(
     max_labels: int = MAX_LABELS_PER_SERIES,
     max_value: int = MAX_LABEL_VALUE_LENGTH,
 ) -> dict[str, str]:
-    """Validate a label set (names, string values, count and sizes, no NUL); return it."""
+    """Validate a label set (names, none reserved, string values, sizes, no NUL); return it."""
     if obj is None:
         return {}
     if not isinstance(obj, dict):
@@ -163,6 +163,11 @@ def check_labels(
         if len(k) > MAX_NAME_LENGTH or not _label_name_ok(k):
             raise BatchError(
                 f"{path}.{k[:80]}", "label name must match [a-zA-Z_][a-zA-Z0-9_]*, <= 200 chars"
+            )
+        if k.startswith("__"):  # as in Prometheus; a __name__ label would hide the real name
+            raise BatchError(
+                f"{path}.{k}",
+                "label names starting with __ are reserved (the metric name goes in 'name')",
             )
         if type(v) is not str:
             raise BatchError(f"{path}.{k}", f"label value must be a string, got {type(v).__name__}")
