@@ -13,11 +13,11 @@ from sqlalchemy.orm import aliased
 from correlator.alerts.annotations import enqueue_change_annotations
 from correlator.alerts.channels import Channel
 from correlator.alerts.formats import alert_format
-from correlator.alerts.masking import channel_secrets, scrub_cut
+from correlator.alerts.masking import channel_secrets, scrub, scrub_cut
 from correlator.alerts.outbox import enqueue_incident_event
 from correlator.alerts.routing import AlertConfig, load_config
 from correlator.alerts.silences import silenced_until
-from correlator.alerts.transport import HttpTransport
+from correlator.alerts.transport import HttpTransport, RefusedTarget
 from correlator.store.engine import write_transaction
 from correlator.store.incidents import get_incident
 from correlator.store.tables import AlertOutbox, Incident
@@ -41,7 +41,9 @@ class OutboxWorker:
         self.settings = settings
         self.holder = holder
         self.source = source  # serves SLA values kept outside the store (Prometheus)
-        self.transport = transport or HttpTransport(settings.alert_http_timeout_seconds)
+        self.transport = transport or HttpTransport(
+            settings.alert_http_timeout_seconds, settings=settings
+        )
         self.rng = rng or random.Random()
         self._last_sweep = 0.0
 
@@ -245,7 +247,9 @@ class OutboxWorker:
         try:
             request = fmt.request(payload, channel, now=time.time(), delivery_id=delivery_id)
             status, text = self.transport.post(request)
-        except Exception as exc:  # any transport failure is retried
+        except RefusedTarget as exc:  # nothing was sent; the host resolves somewhere refused
+            return scrub(str(exc), *secrets)[:MAX_ERROR], True
+        except Exception as exc:  # any other transport failure is retried
             return scrub_cut(f"{type(exc).__name__}: {exc}", MAX_ERROR, *secrets), False
         # Scrub the whole answer before any cut: a secret cut in half no longer matches.
         error = fmt.error(status, scrub_cut(text, len(text), *secrets))

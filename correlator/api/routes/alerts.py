@@ -41,7 +41,7 @@ async def outbox(
 ) -> list[dict]:
     """List outbox rows, newest first; failed ones carry their last error (writers only)."""
     try:  # errors stored by an older version were scrubbed less: scrub them again
-        channels = load_config(settings).channels.values()
+        channels = list(load_config(settings).channels.values())
     except (OSError, ValueError):
         channels = []
     secrets = [s for c in channels for s in channel_secrets(c.url, c.secret, c.headers)]
