@@ -53,10 +53,19 @@ class Selector:
             return False
         return all(m.matches(labels) for m in self.matchers)
 
+    def cheapest_first(self) -> tuple[Matcher, ...]:
+        """Return the matchers, exact ones first, then regexes by their compiled size."""
+        return tuple(sorted(self.matchers, key=_cost))
+
     def promql(self) -> str:
         """Return the selector as PromQL text (values quoted and escaped)."""
         body = ",".join(f'{m.label}{m.op}"{_quote(m.value)}"' for m in self.matchers)
         return f"{self.name or ''}{{{body}}}" if body else str(self.name)
+
+
+def _cost(matcher: Matcher) -> int:
+    """Return a matcher's cost to run: 0 for an exact one, else its RE2 program size."""
+    return 0 if matcher.pattern is None else 1 + matcher.pattern.programsize
 
 
 def _quote(value: str) -> str:

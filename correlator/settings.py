@@ -24,6 +24,8 @@ Port = Annotated[int, Field(ge=1, le=65535)]
 # least 0 (where 0 turns a bound off).
 Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 SecondsOrZero = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+# Reads of one family at once: each holds a read connection and a worker thread.
+LaneSize = Annotated[int, Field(ge=1, le=256)]
 
 
 class ServiceSettings(BaseSettings):
@@ -53,6 +55,19 @@ class ServiceSettings(BaseSettings):
     read_max_series: PositiveInt = READ_MAX_SERIES
     read_max_points: PositiveInt = 500_000
     read_timeout_seconds: Seconds = 30.0
+    # The read lane (correlator/api/read_lane.py): reads of each route family run at most
+    # this many at once, on their own connections and threads, so reads never starve ingest.
+    read_lane_promql: LaneSize = 4  # /api/v1/query, /api/v1/query_range with query
+    read_lane_metadata: LaneSize = 4  # /api/v1/series, labels, label values, metadata
+    read_lane_window: LaneSize = 4  # /api/v1/query_range with match (the dashboard)
+    read_lane_analysis: LaneSize = 2  # POST /api/v1/analyze
+    # Reads that wait per family when it is busy (0: none), at most this long; one client
+    # (bearer token, else address) holds at most read_lane_per_client running or waiting
+    # reads per family. Past these: 503 with Retry-After: read_lane_retry_after_seconds.
+    read_lane_queue: Annotated[int, Field(ge=0, le=10_000)] = 32
+    read_lane_wait_seconds: SecondsOrZero = 10.0
+    read_lane_per_client: Annotated[int, Field(ge=1, le=10_000)] = 16
+    read_lane_retry_after_seconds: Annotated[int, Field(ge=1, le=3600)] = 2
     # The background SLA evaluator (off in the library; ``causeline serve`` turns it on).
     evaluator_enabled: bool = False
     evaluator_interval_seconds: Seconds = 5.0

@@ -16,6 +16,7 @@ from correlator.api.auth import TokenChecker
 from correlator.api.body_guard import BodyGuard
 from correlator.api.caching import add_transfer_middleware
 from correlator.api.hosts import HostCheck, allowed_hosts
+from correlator.api.read_lane import ReadLane, lane_size, lanes_from_settings
 from correlator.api.routes import (
     alertmanager_hook,
     alerts,
@@ -42,7 +43,7 @@ from correlator.incidents.autoscale import BacklogCollector
 from correlator.incidents.evaluator import holder_name, run_evaluator
 from correlator.promsource import source_from_settings
 from correlator.settings import ServiceSettings, resolve_database_url
-from correlator.store.engine import make_engine
+from correlator.store.engine import make_engine, make_read_engine
 from correlator.store.ingest import SeriesCache
 from correlator.store.retention import periodic, run_retention_job
 
@@ -86,11 +87,22 @@ def _openapi(app: FastAPI):
     return build
 
 
-def create_app(settings: ServiceSettings | None = None, *, engine=None, source=None) -> FastAPI:
-    """Return the service app; the engine and metric source come from the settings unless given."""
+def create_app(
+    settings: ServiceSettings | None = None, *, engine=None, source=None, read_engine=None
+) -> FastAPI:
+    """Return the service app; the engines and metric source come from the settings unless given.
+
+    Reads admitted to the read lane use ``read_engine``: by default an engine of their own
+    on the same database, one connection per read the lane runs at once.
+    """
     settings = settings or ServiceSettings()
     if engine is None:
         engine = make_engine(resolve_database_url(settings.database_url))
+    if read_engine is None:
+        read_engine = make_read_engine(
+            engine, connections=lane_size(settings), timeout=settings.read_timeout_seconds
+        )
+    lanes = lanes_from_settings(settings, engine=engine, read_engine=read_engine)
     # Built once (None without prometheus_url: the store only) and handed to the evaluator,
     # the outbox worker and the routes; nothing below reads the environment for it.
     source = source if source is not None else source_from_settings(settings)
@@ -133,6 +145,7 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
         if source is not None:
             source.close()
         engine.dispose()
+        read_engine.dispose()
 
     # Swagger UI and ReDoc from files shipped in fastapi-offline: /docs works with no internet.
     app = FastAPIOffline(
@@ -143,6 +156,8 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
     )
     app.state.settings = settings
     app.state.engine = engine
+    app.state.read_engine = read_engine
+    app.state.read_lanes = lanes
     app.state.metric_source = source
     app.state.series_cache = SeriesCache()
     app.state.tokens = TokenChecker(engine)
@@ -165,6 +180,8 @@ def create_app(settings: ServiceSettings | None = None, *, engine=None, source=N
         max_bytes=settings.max_body_bytes,
         skip=frozenset({"/api/v1/ingest", "/api/v1/write"}),
     )
+    # Reads take a place in their family's lane before anything else of theirs runs.
+    app.add_middleware(ReadLane, lanes=lanes)
     hosts = allowed_hosts(
         bind_host=settings.bind_host, extra=settings.allowed_hosts, public_url=settings.public_url
     )

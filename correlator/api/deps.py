@@ -7,13 +7,15 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy import Engine
 
+from correlator.api.read_lane import admitted
 from correlator.promsource import PrometheusSource
 from correlator.settings import ServiceSettings
 
 
 def get_engine(request: Request) -> Engine:
-    """Return the app's database engine."""
-    return request.app.state.engine
+    """Return the app's database engine; a read admitted to the read lane gets its read engine."""
+    lanes = admitted()
+    return lanes.read_engine if lanes is not None else request.app.state.engine
 
 
 def get_settings(request: Request) -> ServiceSettings:

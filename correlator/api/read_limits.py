@@ -10,6 +10,7 @@ from fastapi import Depends, HTTPException
 from starlette.concurrency import run_in_threadpool
 
 from correlator.api.deps import SettingsDep
+from correlator.api.read_lane import admitted
 from correlator.store.bounds import ReadBoundError, TooManyPoints
 
 NARROW = "narrow it: a shorter window, a larger step or a more specific selector"
@@ -65,8 +66,16 @@ ReadLimitsDep = Annotated[ReadLimits, Depends(read_limits)]
 
 
 async def bounded_read(limits: ReadLimits, func, *args):
-    """Run a read in the thread pool, off the event loop; one past a bound gets its refusal."""
+    """Run a read in a worker thread, off the event loop; one past a bound gets its refusal.
+
+    A read admitted to the read lane (correlator/api/read_lane.py) runs on the lane's
+    threads, and an ``engine`` argument that is the app's engine becomes the read engine,
+    so the read holds no thread or connection ingest waits for.
+    """
+    lanes = admitted()
     try:
-        return await run_in_threadpool(func, *args)
+        if lanes is None:
+            return await run_in_threadpool(func, *args)
+        return await lanes.run(func, *args)
     except ReadBoundError as exc:
         raise limits.refusal(exc) from exc

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import URL, Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -35,17 +35,36 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(
+    url: str,
+    *,
+    pool_size: int | None = None,
+    max_overflow: int | None = None,
+    pool_timeout: float | None = None,
+) -> Engine:
     """Create an engine; SQLite gets WAL, a busy timeout and explicit transactions.
 
     The URL comes from the caller (``correlator.settings.resolve_database_url`` finds the
-    configured one); nothing here reads the environment.
+    configured one); nothing here reads the environment. The pool keeps SQLAlchemy's sizes
+    for SQLite and 10 (plus 10 overflow) for PostgreSQL unless given.
     """
     url = with_driver(url)
+    pool: dict[str, Any] = {
+        name: value
+        for name, value in (
+            ("pool_size", pool_size),
+            ("max_overflow", max_overflow),
+            ("pool_timeout", pool_timeout),
+        )
+        if value is not None
+    }
     if url.startswith("sqlite"):
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        if _in_memory(make_url(url)):
+            pool = {}  # one connection holds the whole database: no pool to size
+        connect_args = {"check_same_thread": False, "timeout": 30}
+        engine = create_engine(url, connect_args=connect_args, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
 
         # Let SQLAlchemy, not pysqlite, begin transactions, so BEGIN IMMEDIATE works.
@@ -58,7 +77,26 @@ def make_engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("write") else "BEGIN")
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+    pool = {"pool_size": 10, "max_overflow": 10, **pool}
+    return create_engine(url, pool_pre_ping=True, **pool)
+
+
+def _in_memory(url: URL) -> bool:
+    """Return whether a SQLite URL names an in-memory database (one per connection)."""
+    return url.database in (None, "", ":memory:") or "mode=memory" in str(url)
+
+
+def make_read_engine(engine: Engine, *, connections: int, timeout: float) -> Engine:
+    """Return an engine on ``engine``'s database with a pool of its own, for reads.
+
+    Reads take their connections from it, never from the pool ingest and the other writers
+    use; it holds ``connections``, waited for at most ``timeout`` seconds. An in-memory
+    SQLite database lives in its engine's connections, so it is read through ``engine``.
+    """
+    if engine.url.get_backend_name() == "sqlite" and _in_memory(engine.url):
+        return engine
+    url = engine.url.render_as_string(hide_password=False)
+    return make_engine(url, pool_size=connections, max_overflow=0, pool_timeout=timeout)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Engine, select
 
 from collector.schema import series_key
 from correlator.selector import Selector
@@ -16,6 +16,10 @@ from correlator.store.engine import driver_connection
 from correlator.store.tables import Histogram, Series
 
 CHUNK = 500
+# Series rows a selector reads at a time, then matches with no cursor open.
+PAGE = 5000
+DEADLINE_ROWS = 256  # rows between deadline checks besides one before every regex match
+MEMO = 4096  # regex results kept per matcher, by label value
 # Series rows go as (key, name, labels JSON, histogram_id, le), straight to the driver,
 # many rows a statement: sqlite3 gives the GIL back per statement step, and a thread waits
 # to get it back while another runs Python (causeline/commands/serve.py).
@@ -123,21 +127,96 @@ def find_series(
     limit: int | None = None,
     deadline: float | None = None,
 ) -> list[SeriesInfo]:
-    """Return the series matching a selector, ordered by id.
+    """Return the series matching a selector, ordered by id, read through ``conn``.
 
     With ``deadline`` (a ``time.monotonic()`` value), raise ReadTooSlow once it passes.
+    A reader that may run slow regexes uses ``match_series``, which holds no connection
+    while they run.
     """
-    stmt = select(Series.id, Series.name, Series.labels).order_by(Series.id)
+    match = _Matching(selector, deadline)
+    out: list[SeriesInfo] = []
+    after = 0
+    while True:
+        rows = conn.execute(_candidates(selector, after)).all()
+        if match.rows(rows, out, limit) or len(rows) < PAGE:
+            return out
+        after = rows[-1][0]
+
+
+def match_series(
+    *,
+    engine: Engine,
+    selector: Selector,
+    limit: int | None = None,
+    deadline: float | None = None,
+) -> list[SeriesInfo]:
+    """Return the series matching a selector, ordered by id; no connection held while matching.
+
+    Candidate rows come a page at a time on a connection given back before their label
+    values meet the selector's regexes, so a slow regex holds no connection anyone waits
+    for. With ``deadline`` (a ``time.monotonic()`` value), raise ReadTooSlow once it passes.
+    """
+    match = _Matching(selector, deadline)
+    out: list[SeriesInfo] = []
+    after = 0
+    while True:
+        check_deadline(deadline)
+        with engine.connect() as conn:
+            rows = conn.execute(_candidates(selector, after)).all()
+        if match.rows(rows, out, limit) or len(rows) < PAGE:
+            return out
+        after = rows[-1][0]
+
+
+def _candidates(selector: Selector, after: int):
+    """Return the query for the next page of series rows past id ``after`` with the name."""
+    stmt = select(Series.id, Series.name, Series.labels).where(Series.id > after)
     if selector.name is not None:
         stmt = stmt.where(Series.name == selector.name)
-    out = []
-    for sid, name, labels in conn.execute(stmt):
-        check_deadline(deadline)
-        if selector.matches(name, labels):
-            out.append(SeriesInfo(sid, name, labels))
-            if limit is not None and len(out) >= limit:
-                break
-    return out
+    return stmt.order_by(Series.id).limit(PAGE)
+
+
+class _Matching:
+    """A selector's label matchers applied to rows, cheapest first, within a deadline.
+
+    Each regex result is kept per label value (up to MEMO values), so a value shared by
+    many series is matched once; the deadline is checked before every regex match (one
+    can take a second on a long value) and every DEADLINE_ROWS rows.
+    """
+
+    def __init__(self, selector: Selector, deadline: float | None):
+        self.matchers = selector.cheapest_first()
+        self.deadline = deadline
+        self.memo: list[dict[str, bool]] = [{} for _ in self.matchers]
+
+    def rows(self, rows, out: list[SeriesInfo], limit: int | None) -> bool:
+        """Append the rows that match to ``out``; return whether ``limit`` is reached."""
+        for i, (sid, name, labels) in enumerate(rows):
+            if i % DEADLINE_ROWS == 0:
+                check_deadline(self.deadline)
+            if self.labels(labels):
+                out.append(SeriesInfo(sid, name, labels))
+                if limit is not None and len(out) >= limit:
+                    return True
+        return False
+
+    def labels(self, labels: dict[str, str]) -> bool:
+        """Return whether every matcher holds for the labels."""
+        for matcher, memo in zip(self.matchers, self.memo, strict=True):
+            if matcher.pattern is None:
+                if not matcher.matches(labels):
+                    return False
+                continue
+            value = labels.get(matcher.label, "")
+            known = memo.get(value)
+            if known is None:
+                check_deadline(self.deadline)
+                known = matcher.matches(labels)
+                if len(memo) < MEMO:
+                    memo[value] = known
+            if not known:
+                return False
+        return True
 
 
 def series_by_ids(*, conn: Connection, ids: list[int]) -> dict[int, SeriesInfo]:

@@ -21,7 +21,7 @@ from correlator.selector import Selector, SelectorError, parse_selector
 from correlator.settings import READ_MAX_SERIES
 from correlator.store.events import list_events
 from correlator.store.samples import read_range
-from correlator.store.series import SeriesInfo, find_series
+from correlator.store.series import SeriesInfo, find_series, match_series
 
 router = APIRouter(tags=["query"])
 # The most ``limit`` may ask (the default read_max_series); the setting bounds it further.
@@ -56,12 +56,11 @@ def select_series(
     """Return the stored series any selector matches, by id; 422 past ``limit`` of them."""
     found: dict[int, SeriesInfo] = {}
     deadline = limits.deadline
-    with engine.connect() as conn:
-        for sel in selectors:
-            matched = find_series(conn=conn, selector=sel, limit=limit + 1, deadline=deadline)
-            found.update((info.id, info) for info in matched)
-            if len(found) > limit:
-                raise limits.too_many_series(limit)
+    for sel in selectors:  # no connection is held while regexes run
+        matched = match_series(engine=engine, selector=sel, limit=limit + 1, deadline=deadline)
+        found.update((info.id, info) for info in matched)
+        if len(found) > limit:
+            raise limits.too_many_series(limit)
     return sorted(found.values(), key=lambda s: s.id)
 
 
