@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import flask
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from dashboard.client import ApiError
 from dashboard.signin import COOKIE, login_url, plausible_token, register_signin
 
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-# Served without a sign-in: the sign-in page and code/style files that hold no data.
-OPEN_PATHS = ("login", "logout", "_dash-component-suites/", "assets/", "_favicon.ico")
+# Served without a sign-in (routes under the prefix, matched whole): the sign-in page,
+# sign-out, and the routes that answer only with a code, style or icon file that holds no
+# data (a 404 otherwise, never a page). Any other path, /loginx or /assets/ too, is a page.
+OPEN_RULES = (
+    "login",
+    "logout",
+    "_favicon.ico",
+    "assets/<path:filename>",
+    "_dash-component-suites/<string:package_name>/<path:fingerprinted_path>",
+)
 READER = "causeline_reader"  # flask.g attribute: the signed-in person's token
 IMMUTABLE = "public, max-age=31536000, immutable"
 
@@ -79,7 +88,9 @@ def install_gate(app, context) -> None:
     settings = context.settings
     prefix = context.prefix
     allowed = allowed_hosts(settings.bind_host, settings.allowed_hosts)
-    open_paths = tuple(prefix + p for p in OPEN_PATHS)
+    open_rules = frozenset(prefix + rule for rule in OPEN_RULES)
+    # Dash callbacks send small JSON; a bigger body is refused before it is read.
+    server.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     csp: list[str] = []
     register_signin(server, prefix=prefix, check_token=context.client.whoami)
 
@@ -102,7 +113,8 @@ def install_gate(app, context) -> None:
                 421,
                 mimetype="text/plain",
             )
-        if not settings.reads_need_sign_in() or request.path.startswith(open_paths):
+        rule = request.url_rule
+        if not settings.reads_need_sign_in() or (rule is not None and rule.rule in open_rules):
             return None
         try:
             if signed_in(request):
@@ -116,6 +128,15 @@ def install_gate(app, context) -> None:
         if page:
             return flask.redirect(login_url(prefix, request.full_path.rstrip("?")))
         return flask.Response("sign in first", 401, mimetype="text/plain")
+
+    @server.errorhandler(RequestEntityTooLarge)
+    def too_large(_exc):
+        return flask.Response(
+            f"request body over {settings.max_body_bytes} bytes, the limit "
+            "(CAUSELINE_DASHBOARD_MAX_BODY_BYTES)",
+            413,
+            mimetype="text/plain",
+        )
 
     @server.after_request
     def headers(response: flask.Response) -> flask.Response:

@@ -31,6 +31,8 @@ class DashboardSettings(BaseSettings):
     # Points per trace sent to the browser; more detail is fetched on zoom.
     max_points: PositiveInt = 600
     api_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 30.0
+    # Largest request body taken (a callback's JSON, the sign-in form): 413 past it.
+    max_body_bytes: PositiveInt = 4 * 1024 * 1024
 
     def reads_need_sign_in(self) -> bool:
         """Return whether pages and callbacks need a signed-in reader."""
