@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from correlator.analysis.units import is_utilisation, unit_step
+from correlator.analysis.units import harm_direction, is_utilisation, unit_step
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,25 @@ def test_the_unit_word_nearest_the_end_sets_the_step():
     assert unit_step("memory_usage_mebibytes") == 1.0
     assert unit_step("request_duration_seconds") == 1e-3
     assert unit_step("requests_total") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("name", "way"),
+    [
+        ("latency_p99", 1),
+        ("traces_span_metrics_duration_p90_seconds", 1),
+        ("traces_service_graph_request_failed:increase1m", 1),
+        ("model_error_rate", 1),
+        ("container_restarts_total", 1),
+        ("memory_usage_mebibytes", 1),
+        ("model_queue_length", 1),
+        ("availability_avg", -1),
+        ("pod_success_rate_percent", -1),
+        ("node_memory_free_bytes", -1),  # free memory hurts going down
+        ("requests_sum", 0),  # traffic hurts either way
+        ("cpu_usage_cores", 0),
+        ("gpu_sm_clock_mhz", 0),
+    ],
+)
+def test_the_way_a_metric_hurts_is_read_from_its_name(name, way):
+    assert harm_direction(name) == way
