@@ -7,13 +7,14 @@ from sqlalchemy.orm import Session
 
 from correlator.store.millis import to_millisecond
 from correlator.store.tables import AlertSilence
+from correlator.text import repair
 
 
 def silence_dict(row: AlertSilence, now: float | None = None) -> dict:
-    """Return the API form of a silence."""
+    """Return the API form of a silence (a surrogate stored before text was checked: U+FFFD)."""
     out = {
         "id": row.id,
-        "matchers": row.matchers,
+        "matchers": repair(row.matchers),
         "starts_at": row.starts_at,
         "ends_at": row.ends_at,
         "comment": row.comment,

@@ -6,10 +6,14 @@ import json
 import math
 import re
 import zlib
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import orjson
 from fastapi import HTTPException, Request
+
+from correlator.text import dotted, first_bad_text, may_hold_bad_text, repair
 
 # Write bodies nest a few levels (a model card's free-form fields a few more).
 MAX_JSON_DEPTH = 64
@@ -17,6 +21,7 @@ MAX_JSON_INTEGER = 2**63 - 1  # the widest integer column; larger ones are refus
 _STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _OPENING = np.frombuffer(b"[{", np.uint8)
+T = TypeVar("T")
 
 
 def _too_large(limit: int, what: str) -> HTTPException:
@@ -47,20 +52,17 @@ def out_of_range(doc: object) -> tuple[list[str | int], str] | None:
     return None
 
 
-def dotted(path: list[str | int]) -> str:
-    """Return a field path as text, e.g. ``series[3].labels``."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "body"
-
-
 def _not_json(reason: str) -> HTTPException:
     return HTTPException(422, {"field": "body", "reason": reason})
 
 
-async def read_json_body(request: Request, limit: int) -> object:
-    """Return the decoded JSON body; 413 past ``limit`` bytes (before or after gunzip)."""
+async def read_json_body(request: Request, limit: int, then: Callable[[object], T]) -> T:
+    """Return ``then(document)`` of the JSON body, then refuse its bad text (``correlator.text``).
+
+    413 past ``limit`` bytes (before or after gunzip). ``then`` (a parser with its own field
+    errors) answers first; the text check walks the document only when its bytes may hold a
+    surrogate or control character, or when it took the slower parser (surrogates pass it).
+    """
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise _too_large(limit, f"body of {declared} bytes")
@@ -80,13 +82,26 @@ async def read_json_body(request: Request, limit: int) -> object:
         if len(raw) > limit or inflater.unconsumed_tail:
             raise _too_large(limit, "decompressed body")
     try:
-        return orjson.loads(raw)  # refuses nesting past 1024 levels by itself
+        doc = orjson.loads(raw)  # refuses nesting past 1024 levels, and lone surrogates
+        suspect = may_hold_bad_text(raw)  # a scan of the bytes, no walk unless it hits
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc):
             raise _not_json(f"JSON nested too deeply: {exc}") from exc
         if json_depth(raw) > MAX_JSON_DEPTH:
             raise _not_json(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
-        try:  # bare NaN/Infinity tokens or huge integers: parse them so validation names them
-            return json.loads(raw)
+        try:  # bare NaN/Infinity tokens, huge integers, surrogates: parse them to name them
+            doc, suspect = json.loads(raw), True
         except (ValueError, RecursionError):
             raise _not_json(f"not valid JSON: {exc}") from exc
+    out = then(doc)
+    if suspect:
+        refuse_bad_text(doc)
+    return out
+
+
+def refuse_bad_text(doc: object) -> None:
+    """Raise the 422 naming the first string or key of ``doc`` that ``correlator.text`` refuses."""
+    found = first_bad_text(doc)
+    if found is not None:
+        field = dotted([repair(p) for p in found[0]])  # the key refused may be a surrogate
+        raise HTTPException(422, {"field": field, "reason": found[1]})

@@ -6,9 +6,13 @@ import json
 
 from starlette.responses import JSONResponse
 
-from correlator.api.body import MAX_JSON_DEPTH, dotted, json_depth, out_of_range
+from correlator.api.body import MAX_JSON_DEPTH, json_depth, out_of_range
+from correlator.text import dotted, first_bad_text, repair, text_problem
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Writes whose path may name what they create (PUT /api/v1/slas/{name}); a DELETE is
+# left free, so that a name stored before the check can still be removed.
+NAMING_METHODS = frozenset({"POST", "PUT", "PATCH"})
 # Only the API's own routes: a dashboard mounted beside it (``causeline up``) sends its
 # callback state, which may nest deeper, and is left to its own server.
 API_PREFIX = "/api/"
@@ -20,12 +24,24 @@ def _is_json(headers: list[tuple[bytes, bytes]]) -> bool:
 
 
 def _error(status: int, path: list, msg: str) -> JSONResponse:
+    path = [repair(p) for p in path]  # a key named in the answer may be the surrogate refused
     detail = [{"loc": ["body", *path], "field": dotted(path), "msg": msg, "type": "value_error"}]
     return JSONResponse({"detail": detail}, status_code=status)
 
 
+def check_path(scope) -> JSONResponse | None:
+    """Return the 422 for a write whose decoded path holds a control character."""
+    if scope["method"] not in NAMING_METHODS:
+        return None
+    problem = text_problem(scope["path"])
+    if problem is None:
+        return None
+    detail = [{"loc": ["path"], "field": "path", "msg": problem, "type": "value_error"}]
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
 def check_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> JSONResponse | None:
-    """Return the 422 for JSON text nested too deeply or holding out-of-range numbers."""
+    """Return the 422 for JSON text nested too deeply, out-of-range numbers or refused text."""
     if json_depth(raw) > max_depth:
         return _error(422, [], f"JSON nested deeper than {max_depth} levels")
     try:
@@ -34,12 +50,12 @@ def check_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> JSONResponse | No
         return None  # not JSON: the route answers as it always has
     except ValueError as exc:  # an integer literal of thousands of digits
         return _error(422, [], f"number out of range: {exc}")
-    found = out_of_range(doc)
+    found = out_of_range(doc) or first_bad_text(doc)
     return _error(422, found[0], found[1]) if found else None
 
 
 class BodyGuard:
-    """Refuse write bodies past ``max_bytes`` (413) and JSON too deep or out of range (422)."""
+    """Refuse write bodies past ``max_bytes`` (413), bad JSON or text, or a bad path (422)."""
 
     def __init__(self, app, *, max_bytes: int, skip: frozenset[str] = frozenset()):
         self.app = app
@@ -55,6 +71,10 @@ class BodyGuard:
             or scope["path"] in self.skip
         ):
             await self.app(scope, receive, send)
+            return
+        refusal = check_path(scope)
+        if refusal is not None:
+            await refusal(scope, receive, send)
             return
         chunks, size, more = [], 0, True
         while more:

@@ -7,7 +7,7 @@ import time
 from fastapi import APIRouter, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
-from collector.schema import BatchError, parse_batch
+from collector.schema import Batch, BatchError, parse_batch
 from correlator.api.auth import IngestDep
 from correlator.api.body import read_json_body
 from correlator.api.schemas.ingest import BatchIn, IngestOut
@@ -38,11 +38,14 @@ router = APIRouter(tags=["ingest"])
 async def ingest(request: Request, _writer: IngestDep) -> IngestOut:
     """Store a batch whole or not at all; resent samples are stored once."""
     settings = request.app.state.settings
-    doc = await read_json_body(request, settings.max_body_bytes)
-    try:
-        batch = parse_batch(doc, **settings.batch_bounds(time.time()))
-    except BatchError as exc:
-        raise HTTPException(422, {"field": exc.path, "reason": exc.reason}) from exc
+
+    def parse(doc: object) -> Batch:
+        try:
+            return parse_batch(doc, **settings.batch_bounds(time.time()))
+        except BatchError as exc:
+            raise HTTPException(422, {"field": exc.path, "reason": exc.reason}) from exc
+
+    batch = await read_json_body(request, settings.max_body_bytes, parse)
     result = await run_in_threadpool(
         store_batch,
         engine=request.app.state.engine,
