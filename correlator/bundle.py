@@ -18,6 +18,7 @@ import orjson
 from collector.schema import MAX_LABEL_VALUE_LENGTH, MAX_LABELS_PER_SERIES
 from correlator.limits import MAX_DESCRIPTION, MAX_NAME, MAX_SUMMARY, MAX_TS
 from correlator.records.sla import rule_problem
+from correlator.text import dotted, first_bad_text, printable, text_problem
 
 # A bundle file (or a stored baseline) is refused past this size once inflated; the public
 # scenarios inflate to about 10 MB. ``causeline import --max-file-bytes`` raises it.
@@ -210,7 +211,13 @@ def _cut_values(raw: bytes) -> tuple[list[bytes], bytes]:
 
 def _load_matrix(path: Path, max_bytes: int = MAX_FILE_BYTES) -> list[Series]:
     """Read a query_range file, parsing the sample arrays in C and the rest with orjson."""
-    return load_matrix(_read_bytes(path, max_bytes), path)
+    series = load_matrix(_read_bytes(path, max_bytes), path)
+    for i, s in enumerate(series):  # a file's text, not a stored recording's: that stays readable
+        problem = text_problem(s.name)
+        if problem:
+            raise BundleError(path, f"data.result[{i}].metric.__name__: {problem}")
+        _check_label_text(s.labels, path, f"data.result[{i}].metric")
+    return series
 
 
 def load_matrix(raw: bytes, path: Path | str) -> list[Series]:
@@ -321,20 +328,20 @@ def _check_labels(labels: dict, path: Path | str, where: str, max_value: int) ->
             raise BundleError(path, f"{where}.{k[:80]}: labels must not contain NUL characters")
 
 
+def _check_label_text(labels: dict, path: Path | str, where: str) -> None:
+    """Refuse surrogates and control characters in label names and string values."""
+    for k, v in labels.items():
+        problem = text_problem(k) or (text_problem(v) if isinstance(v, str) else None)
+        if problem:
+            raise BundleError(path, f"{where}.{printable(k[:80])}: labels {problem}")
+
+
 def _check_text(doc: object, path: Path | str) -> None:
-    """Refuse NUL characters anywhere in a document's keys and strings, naming the field."""
-    stack: list[tuple[str, object]] = [("", doc)]
-    while stack:
-        where, value = stack.pop()
-        if isinstance(value, dict):
-            for k, v in value.items():
-                if "\x00" in k:
-                    raise BundleError(path, f"{where or 'key'}: keys must not contain NUL")
-                stack.append((f"{where}.{k}" if where else k, v))
-        elif isinstance(value, list):
-            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
-        elif isinstance(value, str) and "\x00" in value:
-            raise BundleError(path, f"{where or 'value'}: must not contain NUL characters")
+    """Refuse surrogates and control characters in keys and strings, as the API does."""
+    found = first_bad_text(doc)
+    if found is not None:
+        where, problem = found
+        raise BundleError(path, f"{printable(dotted(where)) if where else 'value'}: {problem}")
 
 
 def _check_name(value: object, path: Path | str, where: str) -> None:
