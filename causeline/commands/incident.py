@@ -22,6 +22,7 @@ from causeline.commands.process_common import (
     when,
     writing,
 )
+from correlator.text import argument_problem, printable
 
 
 def register(sub) -> None:
@@ -101,12 +102,11 @@ def list_cmd(args) -> int:
 
     with reading(args) as conn:
         rows = list_incidents(conn=conn, status=args.status)
-    for r in rows:
+    for r in rows:  # stored text is printed escaped: a name must not drive the terminal
         top = r["top_suspect"] or {}
-        what = top.get("metric") or top.get("id") or "-"
-        print(
-            f"{r['id']:>4} {r['status']:8} {when(r['breach_start']):17} {r['sla']:40} top: {what}"
-        )
+        what = printable(top.get("metric") or top.get("id") or "-")
+        status, sla = printable(r["status"]), printable(r["sla"])
+        print(f"{r['id']:>4} {status:8} {when(r['breach_start']):17} {sla:40} top: {what}")
     if not rows:
         print("no incidents")
     return 0
@@ -131,10 +131,24 @@ def export_cmd(args) -> int:
     return 0
 
 
+def checked_arguments(args, free: tuple[str, ...] = (), names: tuple[str, ...] = ()) -> None:
+    """Raise CliError naming the first argument not UTF-8 or holding refused control characters.
+
+    ``free`` names free-text arguments (tab and newline allowed), ``names`` the rest.
+    """
+    for dest, is_free in [*((d, True) for d in free), *((d, False) for d in names)]:
+        value = getattr(args, dest, None)
+        problem = argument_problem(value, free=is_free) if isinstance(value, str) else None
+        if problem:
+            flag = dest.upper() if dest == "text" and args.action == "note" else f"--{dest}"
+            raise CliError(f"argument {flag}: {problem}")
+
+
 def note_cmd(args) -> int:
     """Add a note."""
     from correlator.store.incidents import add_note
 
+    checked_arguments(args, free=("text",), names=("author",))
     with writing(args) as conn:
         got = add_note(
             conn=conn,
@@ -155,6 +169,7 @@ def resolve_cmd(args) -> int:
     from correlator.incidents.announce import resolve_and_announce
     from correlator.store.incidents import add_note
 
+    checked_arguments(args, free=("text",), names=("author",))
     _get(args)
     settings, source = service_settings(args)
     t = time.time()

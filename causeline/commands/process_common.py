@@ -85,8 +85,10 @@ def author_of(args) -> str:
 
 
 def show(obj) -> None:
-    """Print an object as indented JSON."""
-    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+    """Print an object as indented JSON, control characters escaped (stored text may hold C1)."""
+    from correlator.text import printable
+
+    print(printable(json.dumps(obj, indent=2, ensure_ascii=False, default=str), lines=True))
 
 
 def when(ts: float | None) -> str:

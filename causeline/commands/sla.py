@@ -14,6 +14,7 @@ from causeline.commands.process_common import (
     show,
     writing,
 )
+from correlator.text import argument_problem, not_utf8, printable
 from correlator.vocabulary import DEFAULT_SEVERITY, SEVERITIES
 
 # check_sla names the stored field; the CLI names the flag that sets it.
@@ -102,6 +103,8 @@ def build_sla(args) -> dict:
         "description": _document(args.doc),
     }
     sla = {k: v for k, v in sla.items() if v is not None}
+    for value, flag in ((args.name, "--name"), (args.metric, "--metric"), *_labels(args)):
+        _check_argument(value, flag)
     try:
         check_sla(sla, "SLA")
     except BundleError as exc:
@@ -109,7 +112,27 @@ def build_sla(args) -> dict:
         for field, flag in FLAGS.items():
             message = message.replace(field, f"{field} ({flag})")
         raise CliError(message) from exc
-    return sla | {"author": author_of(args)}
+    author = author_of(args)
+    _check_argument(author, "--author")
+    return sla | {"author": author}
+
+
+def _check_name(name: str) -> None:
+    """Raise CliError when NAME is not UTF-8 (a stored name with control characters is found)."""
+    problem = not_utf8(name)
+    if problem:
+        raise CliError(f"NAME: {problem}")
+
+
+def _labels(args) -> list[tuple[str, str]]:
+    return [(pair, "--labels") for pair in args.labels]
+
+
+def _check_argument(value: str, flag: str) -> None:
+    """Raise CliError naming ``flag`` when its text is not UTF-8 or holds control characters."""
+    problem = argument_problem(value)
+    if problem:
+        raise CliError(f"{flag}: {problem}")
 
 
 def add_cmd(args) -> int:
@@ -143,11 +166,11 @@ def list_cmd(args) -> int:
         print("no SLAs; add one with `causeline sla add`")
         return 0
     print(f"{'NAME':32} {'METRIC':28} {'LABELS':28} {'SEVERITY':8} CONDITION")
-    for s in rows:
+    for s in rows:  # stored text is printed escaped: a name must not drive the terminal
         labels = ",".join(f"{k}={v}" for k, v in sorted(s["labels"].items())) or "-"
-        print(
-            f"{s['name']:32} {s['metric']:28} {labels:28} {s.get('severity', '-'):8} {condition(s)}"
-        )
+        name, metric, labels = printable(s["name"]), printable(s["metric"]), printable(labels)
+        severity = printable(s.get("severity", "-"))
+        print(f"{name:32} {metric:28} {labels:28} {severity:8} {printable(condition(s))}")
     return 0
 
 
@@ -155,6 +178,7 @@ def show_cmd(args) -> int:
     """Print one SLA as JSON."""
     from correlator.store.slas import get_sla
 
+    _check_name(args.name)
     with reading(args) as conn:
         got = get_sla(conn=conn, name=args.name)
     if got is None:
@@ -167,6 +191,7 @@ def delete_cmd(args) -> int:
     """Delete one SLA."""
     from correlator.store.slas import delete_sla
 
+    _check_name(args.name)
     with writing(args) as conn:
         if not delete_sla(conn=conn, name=args.name):
             raise CliError(f"no SLA named {args.name!r}; list them with `causeline sla list`")
