@@ -27,10 +27,9 @@ class Config:
     # |robust z| above which a point is out of its normal range; smoothing width in points.
     off_z: float = 2.5
     full_z: float = 100.0
-    # A utilisation in percent that reaches this from a normal level under
-    # ``saturation_from`` is a saturated resource: full severity, whatever its spread.
+    # A utilisation in percent that reaches this from a normal level below it is a
+    # saturated resource: full severity, whatever its spread.
     saturation_percent: float = 95.0
-    saturation_from: float = 80.0
     smooth_width: int = 3
     # The smoothing spans about this long at most, so a coarse grid keeps its single points.
     smooth_s: float = 45.0
@@ -48,12 +47,8 @@ class Config:
     # variance, begun inside the reference, moves the reference before it; rows tried.
     ramp_gain: float = 0.6
     ramp_rows: int = 300
-    # Onsets earlier than this before the breach count less (decay with the same scale).
-    horizon_s: float = 1800.0
-    # Onsets after the breach weigh ``late_weight``, fading with this time scale once past
-    # one grid step (within a step the order cannot be told): symptoms follow causes.
+    # Onsets after the breach weigh this: symptoms follow causes.
     late_weight: float = 0.5
-    late_tau_s: float = 60.0
     # An anomaly at most of its size (``grown_share`` of its peak |z|) while the SLA then
     # stayed normal for longer than the grace (the larger of these seconds and grid steps)
     # did not break it, or not alone: its timing weight fades with this time scale past the

@@ -31,15 +31,9 @@ def severity(strength: np.ndarray, *, off_z: float, full_z) -> np.ndarray:
     return np.clip(np.nan_to_num(s, nan=0.0), 0.0, 1.0)
 
 
-def timing(lead: np.ndarray, *, step: float, cfg: Config) -> np.ndarray:
-    """Weight onsets: full before the breach, less when long before, fading after it.
-
-    Within one grid step after the breach the order cannot be told; past that, an onset
-    after the breach is more and more likely a symptom.
-    """
-    early = np.exp(-np.maximum(lead - cfg.horizon_s, 0) / cfg.horizon_s)
-    late = cfg.late_weight * np.exp(-np.maximum(-lead - step, 0) / cfg.late_tau_s)
-    return np.where(lead >= 0, early, late)
+def timing(lead: np.ndarray, *, cfg: Config) -> np.ndarray:
+    """Weight onsets: full by the breach, ``late_weight`` after it (likely a symptom)."""
+    return np.where(lead >= 0, 1.0, cfg.late_weight)
 
 
 def quiet_weight(quiet: np.ndarray, *, grace: float, tau: float) -> np.ndarray:

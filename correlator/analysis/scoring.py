@@ -27,7 +27,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     sev = np.where(_saturated(m, d, cfg), 1.0, sev)
     quiet = _quiet(tl, d)
     grace = max(cfg.quiet_grace_s, cfg.quiet_grace_steps * tl.grid.step)
-    time_w = ranking.timing(d.lead, step=tl.grid.step, cfg=cfg)
+    time_w = ranking.timing(d.lead, cfg=cfg)
     time_w *= ranking.quiet_weight(quiet, grace=grace, tau=cfg.quiet_tau_s)
     noted = np.where(quiet > grace, quiet, 0.0)  # the quiet that cost weight, for the evidence
     topo_w = ranking.topology_weight(place, cfg, linked=bool(graph.depends))
@@ -61,8 +61,8 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
 def _saturated(m: Measured, d: Detection, cfg: Config) -> np.ndarray:
     """Say which rows are a resource driven to saturation: a busy share near 100 %.
 
-    A utilisation that reaches ``saturation_percent`` from a normal level under
-    ``saturation_from`` is the USE method's saturation, a cause whatever its spread was: a
+    A utilisation that reaches ``saturation_percent`` from a normal level below it is the
+    USE method's saturation, a cause whatever its spread was: a
     CPU at 99.6 % from 20 % is no smaller a fault because its reference was noisy.
     """
     a, names = d.anomalies, m.signals.names
@@ -71,7 +71,7 @@ def _saturated(m: Measured, d: Detection, cfg: Config) -> np.ndarray:
         return util
     peak = m.signals.matrix[np.arange(len(names)), a.peak]
     with np.errstate(invalid="ignore"):
-        high = (peak >= cfg.saturation_percent) & (m.ref.median < cfg.saturation_from)
+        high = (peak >= cfg.saturation_percent) & (m.ref.median < cfg.saturation_percent)
     return util & high & (a.direction > 0) & (a.strength >= cfg.off_z)
 
 

@@ -1,0 +1,138 @@
+"""Ablate each rule of the ranking: set its Config constant to a neutral value, score every group.
+
+Usage: .venv/bin/python benchmarks/ablation.py ../shared/scenarios/public [more folders]
+       [--groups onlineboutique,trainticket] [--only name,name]
+
+A group is a folder, split by the ``--groups`` substrings of its case names (the units of
+leave-one-group-out). For each constant the table gives, per group, the change in cases at
+rank 1 and in the top 3 when the rule is switched off (its neutral value), and a verdict:
+``keep`` when switching it off loses a case in some group, ``drop`` when it loses none.
+Constants without a neutral value (window sizes, the out-of-range threshold, bounds) are
+structure, not rules, and are not ablated. truth.json is read here only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from accuracy import first_hit  # noqa: E402
+
+from correlator.analysis import Config, analyze  # noqa: E402
+from correlator.bundle import read_bundle  # noqa: E402
+
+OFF = 1e12  # a time scale or threshold so large that the rule never acts
+
+# Each rule's constant -> the value that switches the rule off (a weight of 1, a share of
+# 0, a threshold never reached).
+NEUTRAL: dict[str, float] = {
+    "reference_gap_s": 0.0,
+    "calm_margin_s": OFF,
+    "saturation_percent": OFF,
+    "smooth_width": 1,
+    "smooth_s": OFF,
+    "rel_floor": 0.0,
+    "band_q": 50.0,
+    "band_rel_floor": 0.02,
+    "sibling_floor": 0.0,
+    "ramp_gain": OFF,
+    "ramp_rows": 0,
+    "late_weight": 1.0,
+    "grown_share": 0.0,
+    "quiet_grace_s": OFF,
+    "quiet_grace_steps": 0,
+    "quiet_tau_s": OFF,
+    "persistence": 0.0,
+    "real_reference": 0,
+    "no_reference": 1.0,
+    "out_of_scope": 1.0,
+    "unknown_node": 1.0,
+    "callee_traffic": 1.0,
+    "support": 0.0,
+    "caller_least": 0.0,
+    "support_most": 1,
+    "explains_ratio": 0.0,
+    "explains_margin_s": 0.0,
+    "explainer_timing": 0.0,
+    "sla_family": 1.0,
+    "same_node": 1.0,
+    "censored": 1.0,
+    "standing": 1.0,
+    "harmless": 1.0,
+    "explained": 0.0,
+    "change_tau_s": OFF,
+    "change_after": 1.0,
+    "change_unconfirmed": 1.0,
+    "change_least": 0.0,
+}
+
+
+def load(folders: list[Path], groups: list[str]) -> dict[str, list]:
+    """Return each group's cases as (bundle, truth), read once."""
+    out: dict[str, list] = {}
+    for folder in folders:
+        for case in sorted(folder.iterdir()):
+            if not (case / "truth.json").is_file():
+                continue
+            g = next((g for g in groups if g in case.name), None)
+            name = folder.name if g is None else f"{folder.name}/{g}"
+            truth = json.loads((case / "truth.json").read_text())
+            out.setdefault(name, []).append((read_bundle(case), truth))
+    return out
+
+
+def counts(cases: dict[str, list], cfg: Config) -> dict[str, tuple[int, int]]:
+    """Return per group the cases with the cause at rank 1 and in the top 3."""
+    out = {}
+    for name, group in cases.items():
+        hits = [first_hit(analyze(b, config=cfg)["suspects"][:5], t) for b, t in group]
+        out[name] = (sum(h == 1 for h in hits), sum(h is not None and h <= 3 for h in hits))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the ablation table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--groups", default="", help="comma-separated substrings of case names")
+    parser.add_argument("--only", default="", help="comma-separated constants to ablate")
+    args = parser.parse_args(argv)
+    groups = [g for g in args.groups.split(",") if g]
+    only = [n for n in args.only.split(",") if n] or list(NEUTRAL)
+    cases = load(args.folders, groups)
+    default = Config()
+    base = counts(cases, default)
+    names = list(cases)
+    print("constants in Config:", len(dataclasses.fields(Config)))
+    print(
+        "as is (cases at rank 1 / top 3): "
+        + "  ".join(f"{g} {a}/{b}" for g, (a, b) in base.items())
+    )
+    print(
+        f"{'constant':20s} {'value':>8s} {'off':>8s}  " + " ".join(f"{g[-14:]:>14s}" for g in names)
+    )
+    for i, name in enumerate(only, start=1):
+        cfg = dataclasses.replace(default, **{name: type(getattr(default, name))(NEUTRAL[name])})
+        got = counts(cases, cfg)
+        deltas = {g: (got[g][0] - base[g][0], got[g][1] - base[g][1]) for g in names}
+        loses = any(d1 < 0 or d3 < 0 for d1, d3 in deltas.values())
+        verdict = "keep" if loses else "drop"
+        cells = " ".join(f"{d1:+6d} / {d3:+4d}" for d1, d3 in deltas.values())
+        print(
+            f"{name:20s} {getattr(default, name)!s:>8.8s} {NEUTRAL[name]:>8.3g}"
+            f"  {cells}  {verdict}",
+            flush=True,
+        )
+        print(f"\r  {i}/{len(only)}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
