@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, select
 
 from collector.schema import series_key
-from correlator.selector import Selector
-from correlator.store.bounds import check_deadline
+from correlator.selector import Matcher, Selector
+from correlator.store.bounds import ReadTooSlow, check_deadline
 from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement, upsert_insert
 from correlator.store.engine import driver_connection
 from correlator.store.tables import Histogram, Series
@@ -20,6 +23,11 @@ CHUNK = 500
 PAGE = 5000
 DEADLINE_ROWS = 256  # rows between deadline checks besides one before every regex match
 MEMO = 4096  # regex results kept per matcher, by label value
+# A regex match that costs more than SLOW_COST (RE2 program size times the value's length;
+# about 2 ms) waits for one of SLOW_AT_ONCE places in the process: a flood of hostile
+# regexes then takes one CPU, not all of them, from ingest (benchmarks/hostile_reads.py).
+SLOW_COST = 2_000_000
+SLOW_AT_ONCE = 1
 # Series rows go as (key, name, labels JSON, histogram_id, le), straight to the driver,
 # many rows a statement: sqlite3 gives the GIL back per statement step, and a thread waits
 # to get it back while another runs Python (causeline/commands/serve.py).
@@ -176,6 +184,25 @@ def _candidates(selector: Selector, after: int):
     return stmt.order_by(Series.id).limit(PAGE)
 
 
+@functools.cache
+def _slow_places() -> threading.BoundedSemaphore:
+    """Return the process's places for slow regex matches (made on first use)."""
+    return threading.BoundedSemaphore(SLOW_AT_ONCE)
+
+
+def _slow_match(matcher: Matcher, labels: dict[str, str], deadline: float | None) -> bool:
+    """Return whether a costly regex matcher holds, waiting for a place until the deadline."""
+    places = _slow_places()
+    wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+    if not places.acquire(timeout=wait):
+        raise ReadTooSlow()
+    try:
+        check_deadline(deadline)
+        return matcher.matches(labels)
+    finally:
+        places.release()
+
+
 class _Matching:
     """A selector's label matchers applied to rows, cheapest first, within a deadline.
 
@@ -211,7 +238,10 @@ class _Matching:
             known = memo.get(value)
             if known is None:
                 check_deadline(self.deadline)
-                known = matcher.matches(labels)
+                if matcher.pattern.programsize * len(value) > SLOW_COST:
+                    known = _slow_match(matcher, labels, self.deadline)
+                else:
+                    known = matcher.matches(labels)
                 if len(memo) < MEMO:
                     memo[value] = known
             if not known:

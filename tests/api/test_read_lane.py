@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from collector.schema import series_key
 from correlator.api.app import create_app
-from correlator.selector import Matcher
+from correlator.selector import Matcher, parse_selector
 from correlator.settings import ServiceSettings
 from correlator.store import series as series_store
 from correlator.store.engine import make_engine, write_transaction
@@ -298,3 +298,36 @@ def test_promql_and_window_reads_take_no_connection_ingest_uses(engine, monkeypa
         window = _read(client, "/api/v1/query_range", 'x{v=~"0.*"}', start=0, end=10)
         assert window.status_code == 200, window.text[:300]
     assert taken and set(taken) == {0}, taken
+
+
+def test_slow_regex_matches_run_one_at_a_time_in_the_process(engine, monkeypatch):
+    # So a flood of hostile regexes takes one CPU from ingest, not all of them.
+    _long_series(engine, 3)
+    inside, most = [0], [0]
+    lock = threading.Lock()
+    real = Matcher.matches
+
+    def tracking(self, labels):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        try:
+            return real(self, labels)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    monkeypatch.setattr(Matcher, "matches", tracking)
+    selector = parse_selector(HOSTILE)
+    found: list = []
+
+    def read() -> None:
+        found.append(series_store.match_series(engine=engine, selector=selector))
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    for reader in readers:
+        reader.start()
+    for reader in readers:
+        reader.join(60)
+    assert found == [[], [], []]
+    assert most[0] == 1
