@@ -47,6 +47,14 @@ def field_error(field: str, msg: str, status: int = 422) -> HTTPException:
     )
 
 
+def fit(field: str, value: str | None, most: int, why: str, where: str = "body") -> None:
+    """Raise a 422 naming ``field`` when ``value`` is longer than the ``most`` its column holds."""
+    if value and len(value) > most:
+        msg = f"at most {most} characters ({why}); got {len(value)}"
+        detail = {"loc": [where, field], "field": field, "msg": msg, "type": "value_error"}
+        raise HTTPException(422, [detail])
+
+
 def not_found(what: str) -> HTTPException:
     """Return a 404 naming what is missing."""
     return HTTPException(404, f"no {what}")

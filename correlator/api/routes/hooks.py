@@ -8,9 +8,10 @@ from fastapi import APIRouter
 
 from correlator.api.auth import WriterDep
 from correlator.api.deps import EngineDep
-from correlator.api.handlers import now, who, write
+from correlator.api.handlers import fit, now, who, write
 from correlator.api.schemas.changes import ChangeOut
 from correlator.api.schemas.hooks import DeployHook
+from correlator.limits import MAX_NAME
 from correlator.store.changes import upsert_hook_change
 
 router = APIRouter(tags=["hooks"])
@@ -24,6 +25,7 @@ router = APIRouter(tags=["hooks"])
 )
 async def deploy_hook(body: DeployHook, engine: EngineDep, token: WriterDep) -> dict:
     """Record a deploy from a pipeline as a change; the same id updates the same change."""
+    fit("model", body.model, MAX_NAME - len("model:"), "the change's target is 'model:<model>'")
     t = now()
     ts = body.ts if body.ts is not None else t
     key = (

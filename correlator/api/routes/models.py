@@ -10,6 +10,7 @@ from correlator.api.handlers import (
     Name,
     QueryName,
     field_error,
+    fit,
     not_found,
     now,
     read,
@@ -29,6 +30,7 @@ from correlator.api.schemas.models import (
 )
 from correlator.incidents.cards import card_errors
 from correlator.incidents.snapshot import sla_model
+from correlator.limits import MAX_NAME
 from correlator.store.oncall import who_is_on_call
 from correlator.store.registry import (
     ModelExists,
@@ -42,6 +44,10 @@ from correlator.store.registry import (
 )
 from correlator.store.slas import list_slas
 from correlator.vocabulary import TEAMS
+
+# What the store's columns hold: a topology node's id ("<kind>:<name>") and a model version.
+NODE_ID = MAX_NAME
+VERSION = 100
 
 router = APIRouter(tags=["models"])
 
@@ -57,6 +63,7 @@ async def models(engine: EngineDep, _reader: ReaderDep) -> list[dict]:
 )
 async def create_model(body: ModelIn, engine: EngineDep, token: WriterDep) -> dict:
     """Register a model."""
+    fit("name", body.name, NODE_ID - len("model:"), "its topology node is 'model:<name>'")
     fields = body.model_dump() | {"author": who(body.author, token)}
     try:
         return await write(engine, add_model, model=fields, now=now())
@@ -92,6 +99,7 @@ async def put_model_card(
     model: Name, version: Name, body: CardIn, engine: EngineDep, token: WriterDep
 ) -> dict:
     """Store the card of a model version after checking every part."""
+    fit("version", version, VERSION, "a stored version's length", where="path")
     card = body.model_dump(exclude={"author"})
     errors = card_errors(card)
     if errors:
@@ -140,6 +148,10 @@ async def create_instance(
     model: Name, body: InstanceIn, engine: EngineDep, token: WriterDep
 ) -> dict:
     """Register an instance of a model (and tie it into the topology)."""
+    node = "its topology node is '{}:<{}>'"
+    fit("instance", body.instance, NODE_ID - len("instance:"), node.format("instance", "instance"))
+    fit("host", body.host, NODE_ID - len("host:"), node.format("host", "host"))
+    fit("version", body.version, VERSION, "a stored version's length")
     if await read(engine, get_model, name=model) is None:
         raise not_found(f"model {model}")
     fields = body.model_dump() | {"author": who(body.author, token)}
