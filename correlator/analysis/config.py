@@ -76,14 +76,10 @@ class Config:
     support_most: int = 3
     # ... unless a node it depends on is anomalous at this share of its severity or more.
     explains_ratio: float = 0.5
-    # A related anomaly explains this one when it began clearly earlier: by max(step, this).
-    explains_margin_s: float = 30.0
     # Rows (best base score first) tried as each other's explanations: bounds the pair search.
     explain_candidates: int = 300
     # Only a row whose timing weight is above this (onset by the breach) explains another.
     explainer_timing: float = 0.5
-    # The SLA's own metric family on the SLA's own node is a symptom.
-    sla_family: float = 0.5
     # Each further suspect on an already listed node is weighted by this once more,
     # so the top of the list covers several nodes instead of one node's many series.
     same_node: float = 0.7

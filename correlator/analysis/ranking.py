@@ -91,7 +91,6 @@ def explained_by(
     p: Placement,
     graph: Topology,
     step: float,
-    margin_s: float,
     ratio: float = 0.0,
     propagates: np.ndarray,
     demand: np.ndarray,
@@ -100,7 +99,7 @@ def explained_by(
     """For each candidate, find the strongest other anomaly that explains it.
 
     Another anomaly explains this one when it is related (same node or adjacent) and began
-    clearly earlier (by ``max(step, margin_s)``), or when it sits on a node this one depends
+    clearly earlier (by a grid step or more), or when it sits on a node this one depends
     on, began no later and is at least ``ratio`` as severe (a much smaller fault below cannot
     cause a large one). A fault below reaches its callers as latency and errors, so the
     second way holds only for rows in ``propagates``. Demand (rows in ``demand``) is set by
@@ -113,7 +112,6 @@ def explained_by(
     who = np.full(sev.size, -1)
     began = onset_t if began is None else began
     reach_cache: dict[str, set[str]] = {}
-    margin = max(step, margin_s)
     for i in cand:
         ni = set(p.nodes[i])
         if not ni or p.distance[i] < 0:
@@ -130,7 +128,7 @@ def explained_by(
                 continue
             if demand[i] and not (demand[j] or propagates[j]):
                 continue
-            earlier = began[j] < onset_t[i] - margin and near.intersection(p.nodes[j])
+            earlier = began[j] < onset_t[i] - step and near.intersection(p.nodes[j])
             below = (
                 propagates[i]
                 and p.primary[j] in deeper

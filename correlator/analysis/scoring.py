@@ -9,7 +9,6 @@ from correlator.analysis import nodes as node_rules
 from correlator.analysis.changes import score_changes
 from correlator.analysis.config import Config
 from correlator.analysis.onset import Reference
-from correlator.analysis.ranking import Placement
 from correlator.analysis.result import Scored
 from correlator.analysis.signals import Signals
 from correlator.analysis.stages import Detection, Measured, Ranking, Timeline, Window
@@ -31,7 +30,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     time_w *= ranking.quiet_weight(quiet, grace=grace, tau=cfg.quiet_tau_s)
     noted = np.where(quiet > grace, quiet, 0.0)  # the quiet that cost weight, for the evidence
     topo_w = ranking.topology_weight(place, cfg, linked=bool(graph.depends))
-    extra = _symptom_weights(tl.bundle.sla, sig, m.ref, place, set(start), cfg)
+    extra = _symptom_weights(tl.bundle.sla, sig, m.ref, cfg)
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident. Against
     # a separately recorded baseline it counts by the share of it that arose in the window.
@@ -125,18 +124,13 @@ def _quiet(tl: Timeline, d: Detection) -> np.ndarray:
     return np.where(d.anomalies.censored, 0.0, quiet)  # an unseen onset: unseen quiet
 
 
-def _symptom_weights(
-    sla: dict, sig: Signals, ref: Reference, place: Placement, start: set[str], cfg: Config
-) -> np.ndarray:
-    """Weight the breached series 0, its metric family on the SLA's node less, no reference less."""
+def _symptom_weights(sla: dict, sig: Signals, ref: Reference, cfg: Config) -> np.ndarray:
+    """Weight the breached series 0 and a row without a real reference less."""
     extra = np.ones(len(sig.names))
     sla_labels = sla.get("labels") or {}
-    sla_family = ranking.family(sla["metric"])
     for i, name in enumerate(sig.names):
         if name == sla["metric"] and all(sig.labels[i].get(k) == v for k, v in sla_labels.items()):
             extra[i] = 0.0  # the breached series itself
-        elif ranking.family(name) == sla_family and start.intersection(place.nodes[i]):
-            extra[i] = cfg.sla_family
         if ref.count[i] < cfg.real_reference:
             extra[i] *= cfg.no_reference
     return extra
@@ -158,7 +152,6 @@ def explain(
         p=place,
         graph=graph,
         step=step,
-        margin_s=cfg.explains_margin_s,
         ratio=cfg.explains_ratio,
         propagates=propagates,
         demand=node_rules.demand(m.signals.names),

@@ -83,7 +83,6 @@ def _explain_kw(p: Placement, onsets: list[float], *, step: float = 60, **more) 
         p=p,
         graph=Topology.from_dict(TOPO),
         step=step,
-        margin_s=30.0,
         ratio=0.5,
         **more,
     )
