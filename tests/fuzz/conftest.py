@@ -1,4 +1,4 @@
-"""One migrated SQLite store per fuzz module, the service over it, and an admin token."""
+"""One migrated store per fuzz module and engine, the service over it, and an admin token."""
 
 from __future__ import annotations
 
@@ -9,16 +9,28 @@ from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine, write_transaction
 from correlator.store.migrate import upgrade
 from correlator.store.tokens import create_token
+from tests.conftest import _create_pg_database, _drop_pg_database, require_postgres
 
 
-@pytest.fixture(scope="module")
-def fuzz_engine(tmp_path_factory):
-    """Yield an engine on a fresh SQLite file built through the migrations, one per module."""
-    path = tmp_path_factory.mktemp("fuzz") / "causeline.db"
-    engine = make_engine(f"sqlite:///{path}")
-    upgrade(engine)
-    yield engine
-    engine.dispose()
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def fuzz_engine(request, tmp_path_factory):
+    """Yield an engine on a fresh store built through the migrations: SQLite, then PostgreSQL."""
+    name = None
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'causeline.db'}"
+    else:
+        require_postgres()
+        name, url = _create_pg_database()
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+        yield engine
+    finally:
+        engine.dispose()
+        if name:
+            _drop_pg_database(name)
 
 
 @pytest.fixture(scope="module")
