@@ -12,9 +12,11 @@ from datetime import timedelta
 import numpy as np
 import promql_parser as pp
 
+from correlator.promql.scan import ShapeError, check_shape
 from correlator.selector import Selector, SelectorError, parse_selector
 
 MAX_QUERY_CHARS = 10_000
+MAX_DURATION_MS = 10 * 365 * 86_400_000  # a range, offset or step: at most 10y (PromQL's y: 365d)
 RANGE_FUNCTIONS = ("rate", "irate", "increase")
 AGGREGATIONS = ("sum", "avg", "max", "min", "count")
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
@@ -72,10 +74,18 @@ class Negate:
 Node = Number | Select | RangeCall | Aggregate | Quantile | Arith | Negate
 
 
-def _ms(delta: timedelta | None) -> int:
+def _ms(read, part: str) -> int:
+    """Return a duration of the parsed query in ms, within MAX_DURATION_MS; refuse one past it."""
+    try:
+        delta: timedelta | None = read()
+    except (ValueError, OverflowError) as exc:
+        raise Unsupported(f"the {part} is too large: {exc} (at most 10y)") from exc
     if delta is None:
         return 0
-    return round(delta.total_seconds() * 1000)
+    ms = round(delta.total_seconds() * 1000)
+    if abs(ms) > MAX_DURATION_MS:
+        raise Unsupported(f"the {part} {delta} is longer than 10y")
+    return ms
 
 
 def _quote(value: str) -> str:
@@ -104,7 +114,7 @@ def _selector(vs) -> Select:
         selector = parse_selector(text)
     except SelectorError as exc:
         raise Unsupported(str(exc)) from exc
-    offset = _ms(vs.offset)
+    offset = _ms(lambda: vs.offset, f"offset of {name or 'the selector'}")
     return Select(selector, offset)
 
 
@@ -150,7 +160,7 @@ def _call(expr) -> Node:
         if len(args) != 1 or type(args[0]).__name__ != "MatrixSelector":
             raise Unsupported(f"{name} needs one range vector selector, as {name}(x[5m])")
         sel = _selector(args[0].vector_selector)
-        arg = Select(sel.selector, sel.offset_ms, _ms(args[0].range))
+        arg = Select(sel.selector, sel.offset_ms, _ms(lambda: args[0].range, f"range of {name}()"))
         return RangeCall(name, arg)
     if name == "histogram_quantile":
         phi = _convert(args[0])
@@ -227,7 +237,14 @@ def parse_query(text: str) -> Node:
     if not text.strip():
         raise Unsupported("the query is empty")
     try:
+        check_shape(text)  # before the native parser, whose stack a deep query overflows
+    except ShapeError as exc:
+        raise Unsupported(str(exc)) from exc
+    try:
         expr = pp.parse(text)
     except ValueError as exc:
         raise Unsupported(f"cannot parse the query: {exc}") from exc
-    return _convert(expr)
+    try:
+        return _convert(expr)
+    except RecursionError as exc:  # unreachable within the shape bounds; never a 500
+        raise Unsupported("the query is nested too deeply") from exc

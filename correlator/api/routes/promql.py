@@ -21,7 +21,7 @@ from correlator.api.auth import require_reader
 from correlator.api.read_limits import ReadLimits, bounded_read, read_limits
 from correlator.api.schemas.promql import QueryError, QueryOut
 from correlator.promql.evaluate import EvalError, Raw, finite_or_name, run, steps_of
-from correlator.promql.plan import Node, Unsupported, parse_query
+from correlator.promql.plan import MAX_DURATION_MS, Unsupported, parse_query
 from correlator.selector import Selector
 from correlator.store.samples import read_range
 from correlator.store.series import find_series
@@ -92,8 +92,10 @@ def _step_ms(text: str | None) -> int:
             seconds = promql_parser.parse_duration(text).total_seconds()
         except (ValueError, OverflowError):
             seconds = math.nan
-    if not math.isfinite(seconds):
-        raise BadParam(f'invalid parameter "step": cannot parse "{text}" to a valid duration')
+    if not math.isfinite(seconds) or abs(seconds) * 1000 > MAX_DURATION_MS:
+        raise BadParam(
+            f'invalid parameter "step": cannot parse "{text}" to a valid duration of at most 10y'
+        )
     step = round(seconds * 1000)
     if step <= 0:
         raise BadParam(
@@ -148,7 +150,8 @@ def _seconds(ms: int) -> float | int:
     return ms // 1000 if ms % 1000 == 0 else ms / 1000
 
 
-def _evaluate(engine, limits: ReadLimits, node: Node, steps: np.ndarray, instant: bool) -> bytes:
+def _evaluate(engine, limits: ReadLimits, query: str, steps: np.ndarray, instant: bool) -> bytes:
+    node = parse_query(query)  # here, in the thread pool: a long parse never stalls the loop
     value = run(node, steps, _fetcher(engine, limits, len(steps)))
     times = [_seconds(int(t)) for t in steps]
     data: dict[str, Any]
@@ -196,15 +199,17 @@ async def answer(request: Request, *, instant: bool) -> Response:
                     "exceeded maximum resolution of 11,000 points per timeseries. "
                     "Try decreasing the query resolution (?step=XX)"
                 )
-        node = parse_query(params.get("query") or "")
-    except (BadParam, Unsupported) as exc:
+        query = params.get("query") or ""
+    except BadParam as exc:
         return _error("bad_data", str(exc), 400)
     engine = request.app.state.engine
     limits = read_limits(request.app.state.settings)
     try:
         body = await bounded_read(
-            limits, _evaluate, engine, limits, node, steps_of(start, end, step), instant
+            limits, _evaluate, engine, limits, query, steps_of(start, end, step), instant
         )
+    except Unsupported as exc:
+        return _error("bad_data", str(exc), 400)
     except EvalError as exc:
         return _error("execution", str(exc), 422)
     except HTTPException as exc:
