@@ -35,7 +35,7 @@ async def outbox(
     settings: SettingsDep,
     _writer: WriterDep,
     status: Status | None = None,
-    incident: int | None = None,
+    incident: int | None = Query(None, ge=1, le=2**31 - 1),
     limit: int = Query(100, ge=1, le=1000),
     payload: bool = False,
 ) -> list[dict]:
