@@ -38,6 +38,9 @@ def _skip_string(text: str, i: int) -> int:
     return i
 
 
+_DIGITS = frozenset("0123456789")  # ASCII only: str.isdigit() also takes "²" and "٣"
+
+
 def _skip_number(text: str, i: int) -> int:
     """Return the index after the number or duration at ``i``; an exponent's sign included."""
     if text.startswith(("0x", "0X"), i):
@@ -69,8 +72,8 @@ def check_shape(text: str) -> None:
             end = text.find("\n", i)
             i = size if end < 0 else end + 1
             continue
-        if ch.isdigit() or (ch == "." and i + 1 < size and text[i + 1].isdigit()):
-            i = _skip_number(text, i)
+        if ch in _DIGITS or (ch == "." and i + 1 < size and text[i + 1] in _DIGITS):
+            i = max(_skip_number(text, i), i + 1)  # always forward, whatever the character
             continue
         if ch in _WORD:
             start = i

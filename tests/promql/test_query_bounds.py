@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,13 @@ def test_durations_within_ten_years_are_answered(store):
         for query in ("rate(req_total[9y])", "temp offset -9y", "temp offset 1h"):
             params = {"query": query, "start": data.START, "end": data.END, "step": "9y"}
             assert http.get("/api/v1/query_range", params=params).status_code == 200, query
+
+
+@pytest.mark.parametrize("query", ["²", "x + ²", "٣ + 1", ".٣", "rate(x[5m]) ¹"])
+def test_the_shape_scan_moves_past_digits_outside_ascii(query):
+    """A Unicode digit once stopped the scan for ever, holding a read thread (found by fuzzing)."""
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (check_shape(query), done.set()), daemon=True)
+    worker.start()
+    worker.join(5)
+    assert done.is_set(), f"check_shape did not finish on {query!r}"
