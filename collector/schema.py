@@ -36,6 +36,9 @@ MAX_LABEL_VALUE_LENGTH = 2048  # characters; Mimir's default, ample for pod and 
 MAX_NUMBER = 1.7976931348623157e308
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+# The service's rule for names (correlator.text): no control character (C0, DEL, C1) and no
+# unpaired surrogate in a label value; tests/collector/test_label_text.py keeps the two equal.
+_NOT_IN_A_LABEL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _NUMBER = (int, float)
 _NUMBER_SET = frozenset(_NUMBER)
 
@@ -145,6 +148,25 @@ def _metric_name_ok(name: str) -> bool:
     return METRIC_NAME_RE.match(name) is not None
 
 
+def _label_value_problem(value: str) -> str | None:
+    """Return why a label value cannot be stored (a control character, a surrogate), or None."""
+    if value.isprintable():  # the common case, one C loop; its refusals need a closer look
+        return None
+    found = _NOT_IN_A_LABEL.search(value)
+    if found is None:
+        return None  # a space other than ' ' (U+00A0...) or an unassigned character: kept
+    char, at = found.group(), found.start()
+    if char == "\x00":
+        return f"label value must not contain NUL characters (at character {at})"
+    if "\ud800" <= char <= "\udfff":
+        where = f"U+{ord(char):04X} at character {at}"
+        return f"label value must not contain unpaired surrogates ({where}): not valid Unicode text"
+    why = f"label value must not contain control characters (U+{ord(char):04X} at character {at})"
+    if char in "\t\n\r":
+        return why + "; tab and newline belong only in free text such as a summary"
+    return why
+
+
 def check_labels(
     obj: object,
     path: str,
@@ -152,7 +174,7 @@ def check_labels(
     max_labels: int = MAX_LABELS_PER_SERIES,
     max_value: int = MAX_LABEL_VALUE_LENGTH,
 ) -> dict[str, str]:
-    """Validate a label set (names, none reserved, string values, sizes, no NUL); return it."""
+    """Validate a label set (names, none reserved, string values, sizes, text); return it."""
     if obj is None:
         return {}
     if not isinstance(obj, dict):
@@ -175,8 +197,8 @@ def check_labels(
             raise BatchError(
                 f"{path}.{k}", f"label value of {len(v)} chars exceeds the limit of {max_value}"
             )
-        if "\x00" in v:
-            raise BatchError(f"{path}.{k}", "label value must not contain NUL characters")
+        if problem := _label_value_problem(v):
+            raise BatchError(f"{path}.{k}", problem)
     return obj
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import httpx
 
 from collector.health import AgentHealth
-from collector.schema import parse_batch
+from collector.schema import BatchError, parse_batch
 from collector.spool import Spool, SpoolEntry
 
 log = logging.getLogger(__name__)
@@ -208,7 +208,13 @@ class Shipper(SpoolSender):
         return self._failed(entry, f"HTTP {resp.status_code}: {resp.text[:200]}")
 
     def _split(self, entry: SpoolEntry, body: bytes) -> bool:
-        batch = parse_batch(json.loads(gzip.decompress(body)))
+        try:
+            batch = parse_batch(json.loads(gzip.decompress(body)))
+        except BatchError as exc:  # the service would refuse its halves too: keep it aside
+            target = self.spool.set_aside(entry)
+            self.health.count("batches_rejected")
+            log.error("batch %s breaks the contract (%s); set aside in %s", entry.name, exc, target)
+            return True
         if len(batch.series) < 2:
             target = self.spool.set_aside(entry)
             log.error(

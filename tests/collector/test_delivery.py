@@ -157,6 +157,22 @@ def test_too_large_batch_is_split(tmp_path):
     assert sum(len(b["series"]) for b in service.received[:2]) == 4
 
 
+def test_too_large_batch_the_contract_refuses_is_set_aside_not_split(tmp_path, caplog):
+    service = Service([413])
+    spool = Spool(str(tmp_path))
+    spool.put(
+        Batch(
+            series=[SeriesBatch("m", {"pod": f"p{i}\x1b[31m"}, [1.0], [1.0]) for i in range(4)],
+            batch_id="escape",
+        )
+    )
+    spool.put(_batch(bid="next"))
+    assert _shipper(spool, service).drain()
+    assert [b["batch_id"] for b in service.received] == ["next"]
+    assert len(list((tmp_path / "rejected").iterdir())) == 1
+    assert "series[0].labels.pod" in caplog.text
+
+
 def test_backoff_grows_with_full_jitter_and_caps():
     top = Backoff(base=1.0, cap=30.0, rng=lambda: 1.0)
     assert [top.next_delay() for _ in range(7)] == [1, 2, 4, 8, 16, 30, 30]
