@@ -55,6 +55,8 @@ class ServiceSettings(BaseSettings):
     read_max_series: PositiveInt = READ_MAX_SERIES
     read_max_points: PositiveInt = 500_000
     read_timeout_seconds: Seconds = 30.0
+    # The largest PromQL answer one query may write (MiB), so its text is bounded too.
+    read_max_answer_mib: Annotated[int, Field(ge=1, le=4096)] = 128
     # The read lane (correlator/api/read_lane.py): reads of each route family run at most
     # this many at once, on their own connections and threads, so reads never starve ingest.
     read_lane_promql: LaneSize = 4  # /api/v1/query, /api/v1/query_range with query

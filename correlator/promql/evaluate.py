@@ -2,12 +2,12 @@
 
 Samples come from ``fetch(selector, start_ms, end_ms)``: the stored series of a selector with
 their samples in [start_ms, end_ms]. Windows are closed on both ends and an instant selector
-looks back 5 minutes, as in Prometheus 2.x.
+looks back 5 minutes, as in Prometheus 2.x. ``tick()`` is called between units of work (a
+series, a group); the caller's tick raises to stop an evaluation past its deadline.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +28,7 @@ from correlator.promql.plan import (
 from correlator.selector import Selector
 
 LOOKBACK_MS = 300_000
+TICK_EVERY = 1024  # steps of one series between ticks in the per-step loops
 NAME = "__name__"
 
 
@@ -54,17 +55,23 @@ class Vec:
 
 
 Fetch = Callable[[Selector, int, int], list[Raw]]
+Tick = Callable[[], None]
 Value = list[Vec] | np.ndarray  # a vector per step, or a scalar per step
+
+
+def _no_limit() -> None:
+    """Let an evaluation run to its end."""
 
 
 def _without_name(labels: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in labels.items() if k != NAME}
 
 
-def _instant(node: Select, steps: np.ndarray, fetch: Fetch) -> list[Vec]:
+def _instant(node: Select, steps: np.ndarray, fetch: Fetch, tick: Tick) -> list[Vec]:
     at = steps - node.offset_ms
     out = []
     for raw in fetch(node.selector, int(at[0]) - LOOKBACK_MS, int(at[-1])):
+        tick()
         idx = np.searchsorted(raw.ts, at, side="right") - 1
         safe = np.clip(idx, 0, None)
         present = (idx >= 0) & (raw.ts[safe] >= at - LOOKBACK_MS) if raw.ts.size else idx >= 0
@@ -73,7 +80,7 @@ def _instant(node: Select, steps: np.ndarray, fetch: Fetch) -> list[Vec]:
     return out
 
 
-def _range_call(node: RangeCall, steps: np.ndarray, fetch: Fetch) -> list[Vec]:
+def _range_call(node: RangeCall, steps: np.ndarray, fetch: Fetch, tick: Tick) -> list[Vec]:
     sel = node.arg
     ends = steps - sel.offset_ms
     starts = ends - sel.range_ms
@@ -84,6 +91,8 @@ def _range_call(node: RangeCall, steps: np.ndarray, fetch: Fetch) -> list[Vec]:
         values = np.full(steps.size, np.nan)
         present = np.zeros(steps.size, dtype=bool)
         for i in range(steps.size):
+            if i % TICK_EVERY == 0:
+                tick()
             ts, vs = raw.ts[lo[i] : hi[i]], raw.values[lo[i] : hi[i]]
             if node.func == "irate":
                 got = instant_rate(ts, vs)
@@ -111,12 +120,13 @@ def _group_key(labels: dict[str, str], node: Aggregate) -> tuple:
     return tuple(sorted(kept.items()))
 
 
-def _aggregate(node: Aggregate, vecs: list[Vec], size: int) -> list[Vec]:
+def _aggregate(node: Aggregate, vecs: list[Vec], tick: Tick) -> list[Vec]:
     groups: dict[tuple, list[Vec]] = {}
     for vec in vecs:
         groups.setdefault(_group_key(vec.labels, node), []).append(vec)
     out = []
     for key, members in groups.items():
+        tick()
         values = np.stack([m.values for m in members])
         present = np.stack([m.present for m in members])
         count = present.sum(axis=0)
@@ -148,7 +158,7 @@ def _le(labels: dict[str, str]) -> float | None:
         return None
 
 
-def _quantile(node: Quantile, vecs: list[Vec], size: int) -> list[Vec]:
+def _quantile(node: Quantile, vecs: list[Vec], size: int, tick: Tick) -> list[Vec]:
     groups: dict[tuple, list[tuple[float, Vec]]] = {}
     for vec in vecs:
         bound = _le(vec.labels)
@@ -161,6 +171,8 @@ def _quantile(node: Quantile, vecs: list[Vec], size: int) -> list[Vec]:
         values = np.full(size, np.nan)
         present = np.zeros(size, dtype=bool)
         for i in range(size):
+            if i % TICK_EVERY == 0:
+                tick()
             buckets = [(b, float(v.values[i])) for b, v in members if v.present[i]]
             if buckets:
                 values[i], present[i] = bucket_quantile(node.phi, buckets), True
@@ -168,8 +180,8 @@ def _quantile(node: Quantile, vecs: list[Vec], size: int) -> list[Vec]:
     return out
 
 
-def _arith(node: Arith, steps: np.ndarray, fetch: Fetch) -> Value:
-    lhs, rhs = evaluate(node.lhs, steps, fetch), evaluate(node.rhs, steps, fetch)
+def _arith(node: Arith, steps: np.ndarray, fetch: Fetch, tick: Tick) -> Value:
+    lhs, rhs = evaluate(node.lhs, steps, fetch, tick), evaluate(node.rhs, steps, fetch, tick)
     if isinstance(lhs, np.ndarray) and isinstance(rhs, np.ndarray):
         return scalar_op(node.op, lhs, rhs)
     if isinstance(lhs, np.ndarray):
@@ -179,32 +191,33 @@ def _arith(node: Arith, steps: np.ndarray, fetch: Fetch) -> Value:
     return [Vec(_without_name(v.labels), scalar_op(node.op, v.values, rhs), v.present) for v in lhs]
 
 
-def evaluate(node: Node, steps: np.ndarray, fetch: Fetch) -> Value:
+def evaluate(node: Node, steps: np.ndarray, fetch: Fetch, tick: Tick = _no_limit) -> Value:
     """Return the node's value at each step (int64 unix ms): series, or a scalar array."""
+    tick()
     if isinstance(node, Number):
         return np.full(steps.size, node.value)
     if isinstance(node, Select):
-        return _instant(node, steps, fetch)
+        return _instant(node, steps, fetch, tick)
     if isinstance(node, RangeCall):
-        return _range_call(node, steps, fetch)
+        return _range_call(node, steps, fetch, tick)
     if isinstance(node, Negate):
-        inner = evaluate(node.expr, steps, fetch)
+        inner = evaluate(node.expr, steps, fetch, tick)
         if isinstance(inner, np.ndarray):
             return -inner
         return [Vec(_without_name(v.labels), -v.values, v.present) for v in inner]
     if isinstance(node, Arith):
-        return _arith(node, steps, fetch)
-    inner = evaluate(node.expr, steps, fetch)
+        return _arith(node, steps, fetch, tick)
+    inner = evaluate(node.expr, steps, fetch, tick)
     if isinstance(inner, np.ndarray):
         raise EvalError(f"expected an instant vector in {type(node).__name__}, got a scalar")
     if isinstance(node, Aggregate):
-        return _aggregate(node, inner, steps.size)
-    return _quantile(node, inner, steps.size)
+        return _aggregate(node, inner, tick)
+    return _quantile(node, inner, steps.size, tick)
 
 
-def run(node: Node, steps: np.ndarray, fetch: Fetch) -> Value:
+def run(node: Node, steps: np.ndarray, fetch: Fetch, tick: Tick = _no_limit) -> Value:
     """Return ``evaluate``'s answer with empty series dropped and sorted by labels."""
-    value = evaluate(node, steps, fetch)
+    value = evaluate(node, steps, fetch, tick)
     if isinstance(value, np.ndarray):
         return value
     kept = [v for v in value if v.present.any()]
@@ -221,12 +234,3 @@ def steps_of(start_ms: int, end_ms: int, step_ms: int) -> np.ndarray:
     """Return Prometheus' evaluation timestamps: start, start+step, ... up to end."""
     count = (end_ms - start_ms) // step_ms + 1
     return start_ms + step_ms * np.arange(count, dtype=np.int64)
-
-
-def finite_or_name(value: float) -> str:
-    """Return a sample value as Prometheus writes it (NaN, +Inf, -Inf, shortest decimal)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return np.format_float_positional(value, trim="-")

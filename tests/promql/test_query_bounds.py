@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from fastapi.testclient import TestClient
 from collector.schema import Batch, SeriesBatch
 from correlator.api.app import create_app
 from correlator.api.routes import promql as routes
+from correlator.promql import evaluate as evaluate_module
 from correlator.promql.plan import Unsupported, parse_query
 from correlator.promql.scan import MAX_NESTING, MAX_OPERATORS, ShapeError, check_shape
 from correlator.settings import ServiceSettings
@@ -204,3 +206,37 @@ def test_the_shape_scan_moves_past_digits_outside_ascii(query):
     worker.start()
     worker.join(5)
     assert done.is_set(), f"check_shape did not finish on {query!r}"
+
+
+def test_evaluation_past_the_deadline_is_503_and_stops(store, monkeypatch):
+    """The deadline covers evaluation, not only the fetch: a slow evaluation stops at a tick."""
+    calls = []
+    rate = evaluate_module.extrapolated_rate
+
+    def slow_once(*args, **kwargs):
+        if not calls:
+            time.sleep(1.5)  # the first window alone runs past the 1 s deadline
+        calls.append(1)
+        return rate(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "extrapolated_rate", slow_once)
+    with _client(store, read_timeout_seconds=1.0) as http:
+        params = {"query": "rate(req_total[5m])", "start": data.START, "end": data.END, "step": 15}
+        resp = http.get("/api/v1/query_range", params=params)
+        assert resp.status_code == 503, resp.text
+        assert resp.json()["errorType"] == "timeout"
+        assert len(calls) < 1024  # it stopped at the next tick, not after every window
+        monkeypatch.setattr(evaluate_module, "extrapolated_rate", rate)
+        assert http.get("/api/v1/query_range", params=params).status_code == 200
+
+
+def test_an_answer_past_its_byte_bound_is_422_naming_the_setting(store):
+    params = {"query": "lat_bucket", "start": data.START, "end": data.END, "step": 0.5}
+    with _client(store, read_max_answer_mib=1) as http:
+        resp = http.get("/api/v1/query_range", params=params)
+        assert resp.status_code == 422, resp.text
+        assert resp.json()["errorType"] == "execution"
+        assert "CAUSELINE_READ_MAX_ANSWER_MIB" in resp.json()["error"]
+    with _client(store, read_max_answer_mib=8) as http:
+        resp = http.get("/api/v1/query_range", params=params)
+        assert resp.status_code == 200 and len(resp.content) > 2**20

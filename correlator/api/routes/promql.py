@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -20,9 +20,11 @@ from fastapi import APIRouter, HTTPException, Query, Request, Response
 from correlator.api.auth import require_reader
 from correlator.api.read_limits import ReadLimits, bounded_read, read_limits
 from correlator.api.schemas.promql import QueryError, QueryOut
-from correlator.promql.evaluate import EvalError, Raw, finite_or_name, run, steps_of
+from correlator.promql.encode import encode
+from correlator.promql.evaluate import EvalError, Raw, run, steps_of
 from correlator.promql.plan import MAX_DURATION_MS, Unsupported, parse_query
 from correlator.selector import Selector
+from correlator.store.bounds import check_deadline
 from correlator.store.samples import read_range
 from correlator.store.series import find_series
 
@@ -146,37 +148,17 @@ def _fetcher(engine, limits: ReadLimits, steps: int):
     return fetch
 
 
-def _seconds(ms: int) -> float | int:
-    return ms // 1000 if ms % 1000 == 0 else ms / 1000
-
-
-def _evaluate(engine, limits: ReadLimits, query: str, steps: np.ndarray, instant: bool) -> bytes:
+def _evaluate(
+    engine, limits: ReadLimits, query: str, steps: np.ndarray, instant: bool, max_bytes: int
+) -> bytes | memoryview:
+    """Parse, evaluate and write one query, all within the read's deadline."""
     node = parse_query(query)  # here, in the thread pool: a long parse never stalls the loop
-    value = run(node, steps, _fetcher(engine, limits, len(steps)))
-    times = [_seconds(int(t)) for t in steps]
-    data: dict[str, Any]
-    if isinstance(value, np.ndarray):
-        if instant:
-            data = {"resultType": "scalar", "result": [times[0], finite_or_name(value[0])]}
-        else:
-            points = [[t, finite_or_name(v)] for t, v in zip(times, value.tolist(), strict=True)]
-            data = {"resultType": "matrix", "result": [{"metric": {}, "values": points}]}
-    elif instant:
-        vector = [
-            {"metric": v.labels, "value": [times[0], finite_or_name(v.values[0])]} for v in value
-        ]
-        data = {"resultType": "vector", "result": vector}
-    else:
-        result: list[dict[str, Any]] = []
-        for vec in value:
-            idx = np.flatnonzero(vec.present)
-            vals = vec.values[idx].tolist()
-            points = [
-                [times[i], finite_or_name(v)] for i, v in zip(idx.tolist(), vals, strict=True)
-            ]
-            result.append({"metric": vec.labels, "values": points})
-        data = {"resultType": "matrix", "result": result}
-    return orjson.dumps({"status": "success", "data": data})
+
+    def tick() -> None:
+        check_deadline(limits.deadline)
+
+    value = run(node, steps, _fetcher(engine, limits, len(steps)), tick)
+    return encode(value, steps, instant=instant, tick=tick, max_bytes=max_bytes)
 
 
 async def answer(request: Request, *, instant: bool) -> Response:
@@ -202,11 +184,13 @@ async def answer(request: Request, *, instant: bool) -> Response:
         query = params.get("query") or ""
     except BadParam as exc:
         return _error("bad_data", str(exc), 400)
-    engine = request.app.state.engine
-    limits = read_limits(request.app.state.settings)
+    engine, settings = request.app.state.engine, request.app.state.settings
+    limits = read_limits(settings)
+    steps = steps_of(start, end, step)
+    max_bytes = settings.read_max_answer_mib * 2**20
     try:
         body = await bounded_read(
-            limits, _evaluate, engine, limits, query, steps_of(start, end, step), instant
+            limits, _evaluate, engine, limits, query, steps, instant, max_bytes
         )
     except Unsupported as exc:
         return _error("bad_data", str(exc), 400)
