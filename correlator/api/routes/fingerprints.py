@@ -11,9 +11,12 @@ from correlator.api.auth import IngestDep, ReaderDep
 from correlator.api.deps import EngineDep
 from correlator.api.handlers import read, write
 from correlator.api.schemas.fingerprints import FingerprintIn, FingerprintOut, FingerprintStored
+from correlator.limits import MAX_NAME
 from correlator.store.fingerprints import add_fingerprint, latest_fingerprint, list_fingerprints
 
 router = APIRouter(tags=["fingerprints"])
+# A filter PostgreSQL can compare: NUL would fail in the driver (a 500), not match nothing.
+Filter = Annotated[str | None, Query(max_length=MAX_NAME, pattern=r"^[^\x00]*$")]
 
 
 @router.post(
@@ -41,7 +44,7 @@ async def post_fingerprint(body: FingerprintIn, engine: EngineDep, _writer: Inge
     "/api/v1/fingerprints", response_model=list[FingerprintOut], response_model_exclude_unset=True
 )
 async def get_fingerprints(
-    engine: EngineDep, _reader: ReaderDep, host: Annotated[str | None, Query()] = None
+    engine: EngineDep, _reader: ReaderDep, host: Filter = None
 ) -> list[dict]:
     """List fingerprints, newest first."""
 
@@ -54,9 +57,9 @@ async def get_fingerprints(
 async def get_latest(
     engine: EngineDep,
     _reader: ReaderDep,
-    host: Annotated[str, Query()],
-    instance: str | None = None,
-    model: str | None = None,
+    host: Annotated[str, Query(max_length=MAX_NAME, pattern=r"^[^\x00]*$")],
+    instance: Filter = None,
+    model: Filter = None,
 ) -> dict:
     """Return the newest fingerprint of a host; 404 when none is stored."""
 
