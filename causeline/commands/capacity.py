@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 from causeline.cli import CliError
 from causeline.commands.common import subparser
+
+# (option dest, PlanInput field, low, high, low included): the bounds the API holds (PlanIn).
+FIGURES = (
+    ("sla_ms", "sla_latency_ms", 0.0, 1e6, False),
+    ("latency_ms", "latency_per_request_ms", 0.0, 1e6, False),
+    ("qps_per_replica", "qps_per_replica", 0.0, 1e9, False),
+    ("peak_qps", "peak_qps", 0.0, 1e9, False),
+    ("redundancy", "redundancy", 0.0, 10.0, True),
+)
 
 
 def register(sub) -> None:
@@ -32,22 +43,35 @@ def register(sub) -> None:
 
 def plan_cmd(args) -> int:
     """Print a capacity plan."""
-    from correlator.incidents.capacity import PlanInput, plan
+    from causeline.commands.incident import checked_arguments
+    from correlator.incidents.capacity import PlanError, PlanInput, plan
 
-    for name in ("sla_ms", "latency_ms", "qps_per_replica", "peak_qps"):
-        if getattr(args, name) <= 0:
-            raise CliError(f"--{name.replace('_', '-')} must be positive")
-    got = plan(
-        PlanInput(
-            sla_latency_ms=args.sla_ms,
-            latency_per_request_ms=args.latency_ms,
-            qps_per_replica=args.qps_per_replica,
-            peak_qps=args.peak_qps,
-            redundancy=args.redundancy,
-            gpu=args.gpu,
-        )
-    )
+    figures = {
+        field: checked_figure(args, dest, low, high, inc) for dest, field, low, high, inc in FIGURES
+    }
+    checked_arguments(args, names=("gpu",))
+    if len(args.gpu) > 100:
+        raise CliError(f"argument --gpu: at most 100 characters, got {len(args.gpu)}")
+    try:
+        got = plan(PlanInput(**figures, gpu=args.gpu))
+    except PlanError as exc:
+        dest = next(d for d, field, *_ in FIGURES if field == exc.field)
+        raise CliError(f"--{dest.replace('_', '-')}: {exc}") from exc
     for line in got["steps"]:
         print(line)
     print(f"=> {got['replicas']} replicas, {got['replicas_with_redundancy']} with redundancy")
     return 0
+
+
+def checked_figure(args, dest: str, low: float, high: float, low_included: bool) -> float:
+    """Return the option's number; CliError naming it when it is not finite or out of bounds."""
+    value = getattr(args, dest)
+    flag = f"--{dest.replace('_', '-')}"
+    least = f"{low:g} or more" if low_included else f"above {low:g}"
+    if math.isnan(value):
+        raise CliError(f"{flag} must be a number {least} and at most {high:g}, got {value}")
+    if value < low or (value == low and not low_included):
+        raise CliError(f"{flag} must be {least}, got {value:g}")
+    if value > high:
+        raise CliError(f"{flag} must be at most {high:g} (the API's bound), got {value:g}")
+    return value
