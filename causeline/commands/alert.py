@@ -111,7 +111,7 @@ def test_cmd(args) -> int:
     incident = TEST_INCIDENT | {"breach_start": now - 60}
     message = build_message(incident, "opened", sla=None, public_url=settings.public_url, now=now)
     fmt = alert_format(channel.kind)
-    transport = HttpTransport(settings.alert_http_timeout_seconds)
+    transport = HttpTransport(settings.alert_http_timeout_seconds, settings=settings)
     secrets = channel_secrets(channel.url, channel.secret, channel.headers)
     try:
         status, text = transport.post(

@@ -70,15 +70,18 @@ class HttpTransport:
     """POST requests over one httpcore connection pool, so no URL is ever logged.
 
     (httpx.Client logs every request's full URL at INFO, and a webhook URL is a secret.)
-    With ``settings``, every connection goes through ``GuardedBackend``: the host's
-    addresses are checked against the refused targets just before connecting.
+    Every connection goes through ``GuardedBackend``: the host's addresses are checked
+    against the refused targets just before connecting. ``settings`` add this service's
+    own address and the allow-list; without them metadata, link-local and "this host"
+    are still refused.
     """
 
     def __init__(self, timeout: float = 10.0, *, settings=None, resolver: Resolver = resolve):
         self._timeout = httpx.Timeout(timeout).as_dict()
-        backend = None if settings is None else GuardedBackend(settings, resolver)
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(), retries=0, network_backend=backend
+            ssl_context=httpx.create_ssl_context(),
+            retries=0,
+            network_backend=GuardedBackend(settings, resolver),
         )
 
     def post(self, request: HttpRequest) -> tuple[int, str]:

@@ -61,3 +61,31 @@ def test_no_webhook_url_in_logs(tmp_path, caplog):
         assert status == 200 and "SECRETXYZ" not in caplog.text
     finally:
         receiver.stop()
+
+
+def test_test_message_checks_the_resolved_address_as_the_worker_does(tmp_path, capsys, monkeypatch):
+    import socket
+
+    receiver = Receiver().start()
+    real = socket.getaddrinfo
+    name = "hooks.example.test"  # a name no rule refuses, resolving to "this host"
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == name:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("0.0.0.0", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    routes = (
+        f"channels:\n  - name: hook\n    kind: webhook\n    url: http://{name}:{receiver.port}/x\n"
+    )
+    path = tmp_path / "alerts.yaml"
+    path.write_text(routes + "routes: []\ndefault: [hook]\n")
+    try:
+        assert main(["alert", "test", "hook", "--routes", str(path)]) == 2
+    finally:
+        receiver.stop()
+    err = capsys.readouterr().err
+    assert receiver.posts == []
+    assert "refused at send time" in err and "0.0.0.0" in err and "this host" in err, err
+    assert err.count("\n") == 1, err

@@ -112,3 +112,13 @@ def test_the_worker_checks_at_send_time_by_default():
             worker.transport.post(_request(9000, host="0"))  # 0 is 0.0.0.0: this host
     finally:
         worker.close()
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "169.254.169.254", "100.100.100.200"])
+def test_a_transport_built_without_settings_still_refuses_what_no_setting_allows(address):
+    transport = HttpTransport(5.0, resolver=_resolver({NAME: [address]}, []))
+    try:
+        with pytest.raises(RefusedTarget, match="refused at send time"):
+            transport.post(_request(9))
+    finally:
+        transport.close()
