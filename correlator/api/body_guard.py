@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.message
 import json
 
 from starlette.responses import JSONResponse
@@ -19,8 +20,20 @@ API_PREFIX = "/api/"
 
 
 def _is_json(headers: list[tuple[bytes, bytes]]) -> bool:
-    fields = dict(headers)
-    return b"json" in fields.get(b"content-type", b"") and not fields.get(b"content-encoding")
+    """Say whether a route reads the body as JSON, as FastAPI decides.
+
+    Any ``application/json`` or ``application/*+json`` in any case, or no Content-Type;
+    Content-Encoding is not undone by the route, so it changes nothing here.
+    """
+    value = dict(headers).get(b"content-type")
+    if not value:
+        return True  # what is not JSON passes on to the route unchanged
+    message = email.message.Message()
+    message["content-type"] = value.decode("latin-1")
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
 
 
 def _error(status: int, path: list, msg: str) -> JSONResponse:
@@ -48,6 +61,8 @@ def check_json(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> JSONResponse | No
         doc = json.loads(raw)
     except json.JSONDecodeError:
         return None  # not JSON: the route answers as it always has
+    except UnicodeDecodeError as exc:  # a compressed body too: routes undo no Content-Encoding
+        return _error(422, [], f"not UTF-8 JSON text: {exc}")
     except ValueError as exc:  # an integer literal of thousands of digits
         return _error(422, [], f"number out of range: {exc}")
     found = out_of_range(doc) or first_bad_text(doc)
