@@ -75,7 +75,10 @@ def _quote(value: str) -> str:
 def _unescape(match: re.Match) -> str:
     code = match.group(1)
     if code[0] in "xuU" and len(code) > 1:
-        return chr(int(code[1:], 16))
+        point = int(code[1:], 16)
+        if point > 0x10FFFF or 0xD800 <= point <= 0xDFFF:  # as Go's strconv: no such character
+            raise SelectorError(f"invalid escape \\{code}: not a Unicode character")
+        return chr(point)
     if code[0] in "01234567":
         return chr(int(code, 8))
     if code in _SIMPLE:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from correlator.selector import parse_selector
+import pytest
+
+from correlator.selector import SelectorError, parse_selector
 
 
 def test_escaped_quotes_and_non_ascii_values_parse_as_written():
@@ -37,3 +39,17 @@ def test_dashboard_regex_of_values_matches_exactly_those_values():
         assert sel.matches("up", {"instance": value})
     for other in ["i-1xsvc:9100", "a b", "x", "(x)*+?[y]{2}", ""]:
         assert not sel.matches("up", {"instance": other})
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['m{a=~"\\uD800"}', 'm{a="\\udfff"}', 'm{a="\\U00110000"}', 'm{a=~"x\\U7fffffff"}'],
+)
+def test_an_escape_of_no_unicode_character_is_a_selector_error(text):
+    """A surrogate half or a code point past U+10FFFF is refused, as Go's strconv does.
+
+    It raised UnicodeEncodeError (RE2 cannot take a surrogate) or ValueError from chr(),
+    a 500 on every route that takes a selector (/api/v1/series, labels, query_range's match).
+    """
+    with pytest.raises(SelectorError, match="not a Unicode character"):
+        parse_selector(text)
