@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from correlator.promql.functions import bucket_quantile, extrapolated_rate, instant_rate
+from correlator.promql.functions import bucket_quantile, window_rates
 from correlator.promql.plan import (
     Aggregate,
     Arith,
@@ -86,27 +86,8 @@ def _range_call(node: RangeCall, steps: np.ndarray, fetch: Fetch, tick: Tick) ->
     starts = ends - sel.range_ms
     out = []
     for raw in fetch(sel.selector, int(starts[0]), int(ends[-1])):
-        lo = np.searchsorted(raw.ts, starts, side="left")
-        hi = np.searchsorted(raw.ts, ends, side="right")
-        values = np.full(steps.size, np.nan)
-        present = np.zeros(steps.size, dtype=bool)
-        for i in range(steps.size):
-            if i % TICK_EVERY == 0:
-                tick()
-            ts, vs = raw.ts[lo[i] : hi[i]], raw.values[lo[i] : hi[i]]
-            if node.func == "irate":
-                got = instant_rate(ts, vs)
-            else:
-                got = extrapolated_rate(
-                    ts,
-                    vs,
-                    int(starts[i]),
-                    int(ends[i]),
-                    is_counter=True,
-                    is_rate=node.func == "rate",
-                )
-            if got is not None:
-                values[i], present[i] = got, True
+        tick()
+        values, present = window_rates(raw.ts, raw.values, starts, ends, node.func)
         out.append(Vec(_without_name(raw.labels), values, present))
     return out
 

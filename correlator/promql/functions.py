@@ -10,58 +10,62 @@ import math
 import numpy as np
 
 
-def extrapolated_rate(
-    ts: np.ndarray,
-    values: np.ndarray,
-    range_start: int,
-    range_end: int,
-    *,
-    is_counter: bool,
-    is_rate: bool,
-) -> float | None:
-    """Return rate/increase/delta of the samples in [range_start, range_end]; None: no result.
+def window_rates(
+    ts: np.ndarray, values: np.ndarray, starts: np.ndarray, ends: np.ndarray, func: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``func`` (rate, increase or irate) of each window [starts[i], ends[i]] of one series.
 
-    Prometheus 2.x ``extrapolatedRate``: counter resets add the value before the drop; the
-    result is extrapolated to each edge of the range when the first/last sample lies within
-    1.1 average intervals of it, else by half an interval; a counter is not extrapolated
-    below zero.
+    Returns the values and whether each window has one (two samples or more). rate and
+    increase are Prometheus 2.x ``extrapolatedRate``: counter resets add the value before
+    the drop; the result is extrapolated to each edge of the window when the first/last
+    sample lies within 1.1 average intervals of it, else by half an interval, never below
+    zero, by one factor (as Prometheus multiplies). irate is the per-second change between
+    the last two samples (a drop: a reset, the last value). All windows at once, as arrays.
     """
-    n = len(values)
-    if n < 2:
-        return None
-    first, last = float(values[0]), float(values[-1])
-    result = last - first
-    if is_counter:
-        drops = values[1:] < values[:-1]
-        result += float(values[:-1][drops].sum())
-    first_t, last_t = int(ts[0]), int(ts[-1])
-    to_start = (first_t - range_start) / 1000
-    to_end = (range_end - last_t) / 1000
-    sampled = (last_t - first_t) / 1000
-    average = sampled / (n - 1)
-    if is_counter and result > 0 and first >= 0:
+    count = starts.size
+    if ts.size < 2:
+        return np.full(count, np.nan), np.zeros(count, dtype=bool)
+    lo = np.searchsorted(ts, starts, side="left")
+    hi = np.searchsorted(ts, ends, side="right")
+    present = hi - lo >= 2
+    last_i = np.clip(hi - 1, 0, ts.size - 1)
+    last, last_t = values[last_i], ts[last_i]
+    with np.errstate(all="ignore"):
+        if func == "irate":
+            before_i = np.clip(hi - 2, 0, ts.size - 1)
+            previous, gap = values[before_i], last_t - ts[before_i]
+            present &= gap != 0
+            change = np.where(last < previous, last, last - previous)
+            return np.where(present, change / (gap / 1000), np.nan), present
+        first_i = np.clip(lo, 0, ts.size - 1)
+        first, first_t = values[first_i], ts[first_i]
+        result = last - first + _resets(values, lo, hi, present)
+        to_start = (first_t - starts) / 1000
+        to_end = (ends - last_t) / 1000
+        sampled = (last_t - first_t) / 1000
+        average = sampled / (hi - lo - 1)
         to_zero = sampled * (first / result)
-        to_start = min(to_start, to_zero)
-    threshold = average * 1.1
-    interval = sampled
-    interval += to_start if to_start < threshold else average / 2
-    interval += to_end if to_end < threshold else average / 2
-    result *= interval / sampled
-    if is_rate:
-        result /= (range_end - range_start) / 1000
-    return result
+        from_zero = (result > 0) & (first >= 0) & (to_zero < to_start)
+        to_start = np.where(from_zero, to_zero, to_start)
+        threshold = average * 1.1
+        interval = sampled + np.where(to_start < threshold, to_start, average / 2)
+        interval = interval + np.where(to_end < threshold, to_end, average / 2)
+        factor = interval / sampled
+        if func == "rate":
+            factor = factor / ((ends - starts) / 1000)
+        return np.where(present, result * factor, np.nan), present
 
 
-def instant_rate(ts: np.ndarray, values: np.ndarray) -> float | None:
-    """Return irate: the per-second change between the last two samples (a drop: a reset)."""
-    if len(values) < 2:
-        return None
-    last, previous = float(values[-1]), float(values[-2])
-    change = last if last < previous else last - previous
-    interval = int(ts[-1]) - int(ts[-2])
-    if interval == 0:
-        return None
-    return change / (interval / 1000)
+def _resets(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Return each window's counter correction: the value before every drop, summed in order."""
+    drop = np.zeros(values.size, dtype=bool)
+    drop[1:] = values[1:] < values[:-1]
+    before = np.concatenate([[0], np.cumsum(drop)])  # drops at indices below k
+    out = np.zeros(lo.size)
+    for i in np.flatnonzero(present & (before[hi] > before[np.minimum(lo + 1, values.size)])):
+        window = slice(lo[i] + 1, hi[i])
+        out[i] = np.cumsum(values[lo[i] : hi[i] - 1][drop[window]])[-1]  # Go's order of adds
+    return out
 
 
 def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
@@ -108,4 +112,15 @@ def bucket_quantile(q: float, buckets: list[tuple[float, float]]) -> float:
         start = merged[b - 1][0]
         count -= merged[b - 1][1]
         rank -= merged[b - 1][1]
-    return start + (end - start) * (rank / count)
+    return start + (end - start) * _divide(rank, count)
+
+
+def _divide(a: float, b: float) -> float:
+    """Return a / b as Go's float64 division answers it (x/0: ±Inf, 0/0: NaN)."""
+    if b == 0:
+        return (
+            math.nan
+            if a == 0 or math.isnan(a)
+            else math.copysign(math.inf, a) * math.copysign(1, b)
+        )
+    return a / b

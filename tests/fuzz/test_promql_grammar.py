@@ -53,9 +53,7 @@ ERROR_TYPES = {400: "bad_data", 422: "execution", 503: "timeout"}
 # Failures known and pinned by an xfail(strict=True) test below, by the start of their key:
 # the fuzz reports them as warnings until the fix turns that test into an XPASS (a failure),
 # which is the time to remove both.
-KNOWN = {
-    "ZeroDivisionError at correlator/promql/functions.py": "test_quantile_of_an_empty_lowest_bucket"
-}
+KNOWN: dict[str, str] = {}
 # Requests every run sends first (hypothesis' explicit examples): failures found before,
 # known ones and fixed ones, so the fixed budget always covers them.
 SHORT_RANGE = {"start": str(data.START), "end": str(data.START + 600), "step": "15"}
@@ -311,16 +309,10 @@ def answers(fuzz_app, promql_http):
     return http
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bucket_quantile divides 0 by 0 in Python floats (ZeroDivisionError, a 500 as plain "
-    "text) when phi is 0 and the lowest bucket counts 0 of a non-empty histogram; Prometheus "
-    "computes rank/count as a float: NaN",
-)
 def test_quantile_of_an_empty_lowest_bucket(answers):
     """histogram_quantile(0, x) whose lowest bucket counts 0 of more is NaN, as in Prometheus."""
     # 15 s in, lat_bucket % 2 is 0 in the 0.1 bucket of both jobs and more above it: rank 0
-    # lands in the lowest bucket, of count 0. Found while writing the grammar's bucket rule.
+    # lands in the lowest bucket, of count 0: 0/0 was a ZeroDivisionError and a plain 500.
     params = {"query": "histogram_quantile(0, lat_bucket % 2)", "time": data.START + 15}
     for resp in (
         answers.get("/api/v1/query", params=params),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from correlator.promql.evaluate import Raw, run, steps_of
-from correlator.promql.functions import bucket_quantile, extrapolated_rate, instant_rate
+from correlator.promql.functions import bucket_quantile, window_rates
 from correlator.promql.plan import Unsupported, parse_query
 
 MS = np.array([0, 10_000, 20_000, 30_000], dtype=np.int64)
@@ -27,27 +27,82 @@ def _fetch(store: list[Raw]):
     return fetch
 
 
+def _one(values, start, end, func="increase", ts=MS):
+    got, present = window_rates(
+        ts, np.asarray(values, float), np.array([start]), np.array([end]), func
+    )
+    return float(got[0]) if present[0] else None
+
+
 def test_rate_extrapolates_to_the_window_edges_and_counts_a_reset():
     # 4 samples 10 s apart inside [-5 s, 35 s]: edges 5 s away (< 1.1 * 10 s) are extrapolated
-    values = np.array([10.0, 20.0, 5.0, 15.0])  # a reset after 20 adds 20
-    got = extrapolated_rate(MS, values, -5_000, 35_000, is_counter=True, is_rate=False)
+    values = [10.0, 20.0, 5.0, 15.0]  # a reset after 20 adds 20
+    got = _one(values, -5_000, 35_000)
     assert got == pytest.approx((15 - 10 + 20) * 40 / 30)
-    rate = extrapolated_rate(MS, values, -5_000, 35_000, is_counter=True, is_rate=True)
-    assert rate == pytest.approx(got / 40)
+    assert _one(values, -5_000, 35_000, "rate") == pytest.approx(got / 40)
 
 
 def test_rate_stops_at_zero_and_half_an_interval_past_a_far_edge():
     values = np.array([1.0, 11.0, 21.0, 31.0])  # zero point 1 s before the first sample
-    got = extrapolated_rate(MS, values, -100_000, 30_000, is_counter=True, is_rate=False)
-    assert got == pytest.approx(30 * (30 + 1 + 0) / 30)
-    far = extrapolated_rate(MS, values + 100, -100_000, 100_000, is_counter=True, is_rate=False)
-    assert far == pytest.approx(30 * (30 + 5 + 5) / 30)
-    assert extrapolated_rate(MS[:1], values[:1], 0, 1, is_counter=True, is_rate=True) is None
+    assert _one(values, -100_000, 30_000) == pytest.approx(30 * (30 + 1 + 0) / 30)
+    assert _one(values + 100, -100_000, 100_000) == pytest.approx(30 * (30 + 5 + 5) / 30)
+    assert _one(values[:1], 0, 1, "rate", MS[:1]) is None
 
 
 def test_irate_uses_the_last_two_samples():
-    assert instant_rate(MS, np.array([0.0, 5.0, 10.0, 30.0])) == 2.0
-    assert instant_rate(MS, np.array([0.0, 5.0, 10.0, 4.0])) == 0.4  # reset: the last value
+    assert _one([0.0, 5.0, 10.0, 30.0], 0, 30_000, "irate") == 2.0
+    assert _one([0.0, 5.0, 10.0, 4.0], 0, 30_000, "irate") == 0.4  # reset: the last value
+
+
+def _prometheus_window(ts, values, start, end, func):
+    """Prometheus 2.42's extrapolatedRate and instantValue for one window, line by line."""
+    keep = (ts >= start) & (ts <= end)
+    ts, values = ts[keep].tolist(), values[keep].tolist()
+    if len(values) < 2:
+        return None
+    if func == "irate":
+        last, previous = values[-1], values[-2]
+        change = last if last < previous else last - previous
+        gap = ts[-1] - ts[-2]
+        return None if gap == 0 else change / (gap / 1000)
+    correction, last = 0.0, 0.0
+    for value in values:
+        if value < last:
+            correction += last
+        last = value
+    result = last - values[0] + correction
+    to_start, to_end = (ts[0] - start) / 1000, (end - ts[-1]) / 1000
+    sampled = (ts[-1] - ts[0]) / 1000
+    average = sampled / (len(values) - 1)
+    if result > 0 and values[0] >= 0:
+        to_zero = sampled * (values[0] / result)
+        if to_zero < to_start:
+            to_start = to_zero
+    threshold = average * 1.1
+    interval = sampled
+    interval += to_start if to_start < threshold else average / 2
+    interval += to_end if to_end < threshold else average / 2
+    factor = interval / sampled
+    if func == "rate":
+        factor /= (end - start) / 1000
+    return result * factor
+
+
+@pytest.mark.parametrize("func", ["rate", "increase", "irate"])
+def test_every_window_at_once_equals_prometheus_window_by_window(func):
+    rng = np.random.default_rng(3)
+    ts = np.sort(rng.choice(np.arange(0, 3_600_000, 1_000), 500, replace=False)).astype(np.int64)
+    values = np.cumsum(rng.exponential(3.0, ts.size)) * rng.choice([1e-3, 1.0, 1e9])
+    for cut in rng.choice(ts.size, 12, replace=False):  # resets, some to zero
+        values[cut:] -= values[cut] - rng.choice([0.0, rng.random()])
+    ends = np.arange(-60_000, 3_700_000, 7_000, dtype=np.int64)
+    for width in (1_000, 15_000, 60_000, 300_000, 1_800_000):
+        got, present = window_rates(ts, values, ends - width, ends, func)
+        for i, end in enumerate(ends.tolist()):
+            want = _prometheus_window(ts, values, end - width, end, func)
+            assert present[i] == (want is not None), (width, end)
+            if want is not None:
+                assert got[i] == want, (width, end)  # the same float, not close to it
 
 
 def test_bucket_quantile_interpolates_fixes_monotonicity_and_needs_inf():
@@ -58,6 +113,8 @@ def test_bucket_quantile_interpolates_fixes_monotonicity_and_needs_inf():
     # unsorted, and 2.0's count below 1.0's is raised to it; rank 2.5 of 5 is in (0, 0.5]
     unordered = [(1.0, 4.0), (0.5, 3.0), (2.0, 2.0), (math.inf, 5.0)]
     assert bucket_quantile(0.5, unordered) == pytest.approx(0.5 * 2.5 / 3)
+    # rank 0 in an empty lowest bucket: 0/0 as a float, NaN as in Prometheus (not an error)
+    assert math.isnan(bucket_quantile(0.0, [(0.1, 0.0), (1.0, 3.0), (math.inf, 3.0)]))
     assert bucket_quantile(0.9, unordered) == 2.0  # rank 4.5 past the raised 2.0 bucket
     assert math.isnan(bucket_quantile(0.5, [(1.0, 4.0)]))
     assert bucket_quantile(2, buckets) == math.inf and bucket_quantile(-1, buckets) == -math.inf

@@ -14,8 +14,10 @@ from fastapi.testclient import TestClient
 
 from collector.schema import Batch, SeriesBatch
 from correlator.api.app import create_app
+from correlator.api.read_limits import ReadLimits
 from correlator.api.routes import promql as routes
 from correlator.promql import evaluate as evaluate_module
+from correlator.promql.evaluate import EvalError, steps_of
 from correlator.promql.plan import Unsupported, parse_query
 from correlator.promql.scan import MAX_NESTING, MAX_OPERATORS, ShapeError, check_shape
 from correlator.settings import ServiceSettings
@@ -211,22 +213,22 @@ def test_the_shape_scan_moves_past_digits_outside_ascii(query):
 def test_evaluation_past_the_deadline_is_503_and_stops(store, monkeypatch):
     """The deadline covers evaluation, not only the fetch: a slow evaluation stops at a tick."""
     calls = []
-    rate = evaluate_module.extrapolated_rate
+    rate = evaluate_module.window_rates
 
     def slow_once(*args, **kwargs):
         if not calls:
-            time.sleep(1.5)  # the first window alone runs past the 1 s deadline
+            time.sleep(1.5)  # the first series alone runs past the 1 s deadline
         calls.append(1)
         return rate(*args, **kwargs)
 
-    monkeypatch.setattr(evaluate_module, "extrapolated_rate", slow_once)
+    monkeypatch.setattr(evaluate_module, "window_rates", slow_once)
     with _client(store, read_timeout_seconds=1.0) as http:
         params = {"query": "rate(req_total[5m])", "start": data.START, "end": data.END, "step": 15}
         resp = http.get("/api/v1/query_range", params=params)
         assert resp.status_code == 503, resp.text
         assert resp.json()["errorType"] == "timeout"
-        assert len(calls) < 1024  # it stopped at the next tick, not after every window
-        monkeypatch.setattr(evaluate_module, "extrapolated_rate", rate)
+        assert len(calls) == 1  # it stopped at the next tick, before the next series
+        monkeypatch.setattr(evaluate_module, "window_rates", rate)
         assert http.get("/api/v1/query_range", params=params).status_code == 200
 
 
@@ -240,3 +242,18 @@ def test_an_answer_past_its_byte_bound_is_422_naming_the_setting(store):
     with _client(store, read_max_answer_mib=8) as http:
         resp = http.get("/api/v1/query_range", params=params)
         assert resp.status_code == 200 and len(resp.content) > 2**20
+
+
+def test_a_refused_query_keeps_no_frame_that_holds_its_arrays(store):
+    """A refusal's traceback would keep the answer buffer and arrays alive until a GC pass."""
+    limits = ReadLimits(
+        max_series=100, max_points=10**6, seconds=30, deadline=time.monotonic() + 30
+    )
+    steps = steps_of(data.START * 1000, data.END * 1000, 1000)
+    with pytest.raises(EvalError, match="MIB") as caught:
+        routes._evaluate(store, limits, "lat_bucket", steps, False, 1000)
+    frames, tb = [], caught.value.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_name)
+        tb = tb.tb_next
+    assert "encode" not in frames and "_answer" not in frames, frames

@@ -24,7 +24,7 @@ from correlator.promql.encode import encode
 from correlator.promql.evaluate import EvalError, Raw, run, steps_of
 from correlator.promql.plan import MAX_DURATION_MS, Unsupported, parse_query
 from correlator.selector import Selector
-from correlator.store.bounds import check_deadline
+from correlator.store.bounds import ReadBoundError, check_deadline
 from correlator.store.samples import read_range
 from correlator.store.series import find_series
 
@@ -148,10 +148,9 @@ def _fetcher(engine, limits: ReadLimits, steps: int):
     return fetch
 
 
-def _evaluate(
+def _answer(
     engine, limits: ReadLimits, query: str, steps: np.ndarray, instant: bool, max_bytes: int
 ) -> bytes | memoryview:
-    """Parse, evaluate and write one query, all within the read's deadline."""
     node = parse_query(query)  # here, in the thread pool: a long parse never stalls the loop
 
     def tick() -> None:
@@ -159,6 +158,18 @@ def _evaluate(
 
     value = run(node, steps, _fetcher(engine, limits, len(steps)), tick)
     return encode(value, steps, instant=instant, tick=tick, max_bytes=max_bytes)
+
+
+def _evaluate(*args) -> bytes | memoryview:
+    """Parse, evaluate and write one query, all within the read's deadline.
+
+    A refusal leaves without its traceback: the frames it names hold the query's arrays and
+    answer buffer, which would live on with the error until the cycle collector ran.
+    """
+    try:
+        return _answer(*args)
+    except (EvalError, ReadBoundError, Unsupported) as exc:
+        raise exc.with_traceback(None) from None
 
 
 async def answer(request: Request, *, instant: bool) -> Response:
