@@ -279,6 +279,10 @@ def test_no_connection_is_held_while_regexes_run(engine, monkeypatch):
         for path in ("/api/v1/series", "/api/v1/labels", "/api/v1/label/v/values"):
             resp = _read(client, path, 'x{v=~"0.*"}')
             assert resp.status_code == 200, resp.text[:300]
+        count = len(held)
+        query = client.get("/api/v1/query", params={"query": 'count(x{v=~"0.*"})'})
+        assert query.status_code == 200, query.text[:300]
+        assert len(held) > count  # PromQL matched its regexes here too
     assert held and set(held) == {0}, held
 
 

@@ -26,7 +26,7 @@ from correlator.promql.plan import MAX_DURATION_MS, Unsupported, parse_query
 from correlator.selector import Selector
 from correlator.store.bounds import ReadBoundError, check_deadline
 from correlator.store.samples import read_range
-from correlator.store.series import find_series
+from correlator.store.series import match_series
 
 router = APIRouter(tags=["query"])
 MAX_RESOLUTION = 11_000  # points per series, as Prometheus
@@ -114,18 +114,18 @@ def _fetcher(engine, limits: ReadLimits, steps: int):
 
     def fetch(selector: Selector, start_ms: int, end_ms: int) -> list[Raw]:
         nonlocal points
-        with engine.connect() as conn:
-            infos = find_series(
-                conn=conn, selector=selector, limit=limits.max_series + 1, deadline=limits.deadline
+        infos = match_series(  # no connection held while label regexes run
+            engine=engine, selector=selector, limit=limits.max_series + 1, deadline=limits.deadline
+        )
+        series_seen.update(s.id for s in infos)
+        if len(series_seen) > limits.max_series:
+            raise limits.too_many_series(limits.max_series)
+        if len(series_seen) * steps > held:
+            raise EvalError(
+                f"{len(series_seen)} series at {steps} steps would hold more than "
+                f"{held:,} points: narrow the selector or raise step"
             )
-            series_seen.update(s.id for s in infos)
-            if len(series_seen) > limits.max_series:
-                raise limits.too_many_series(limits.max_series)
-            if len(series_seen) * steps > held:
-                raise EvalError(
-                    f"{len(series_seen)} series at {steps} steps would hold more than "
-                    f"{held:,} points: narrow the selector or raise step"
-                )
+        with engine.connect() as conn:
             data = read_range(
                 conn=conn,
                 series_ids=[s.id for s in infos],
