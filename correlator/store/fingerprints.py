@@ -21,23 +21,22 @@ def add_fingerprint(
     *, conn: Connection, host: str, instance: str, model: str, ts: float, body: dict
 ) -> bool:
     """Store a fingerprint unless the same one is stored; return whether it was new."""
-    stmt = upsert_insert(conn, Fingerprint).on_conflict_do_nothing(
-        index_elements=["host", "instance", "model", "digest"]
+    stmt = (
+        upsert_insert(conn, Fingerprint)
+        .on_conflict_do_nothing(index_elements=["host", "instance", "model", "digest"])
+        .returning(Fingerprint.id)
     )
-    result = conn.execute(
-        stmt,
-        [
-            {
-                "host": host,
-                "instance": instance,
-                "model": model,
-                "ts": ts,
-                "digest": fingerprint_digest(body),
-                "body": body,
-            }
-        ],
-    )
-    return result.rowcount > 0
+    row = {
+        "host": host,
+        "instance": instance,
+        "model": model,
+        "ts": ts,
+        "digest": fingerprint_digest(body),
+        "body": body,
+    }
+    # A row comes back only when one was inserted; rowcount said "none" for a new row on
+    # PostgreSQL, so the answer no longer depends on it.
+    return conn.execute(stmt, row).first() is not None
 
 
 def _out(row: Fingerprint) -> dict:

@@ -95,3 +95,13 @@ def test_no_get_route_answers_500_for_nul_in_a_query_parameter(client):
         if resp.status_code >= 500:
             failed.append(f"{resp.status_code} GET {url} {params!r}: {resp.text[:200]}")
     assert not failed, "\n".join(failed)
+
+
+def test_a_fingerprint_is_stored_once_and_says_so_on_both_engines(client):
+    """PostgreSQL once answered stored: false for a new row (an executemany's rowcount)."""
+    body = {"host": "h2", "instance": "i1", "model": "m1", "fingerprint": {"cuda": "12.8"}}
+    first = client.post("/api/v1/fingerprints", json=body)
+    assert first.status_code == 201 and first.json()["stored"] is True, first.text
+    again = client.post("/api/v1/fingerprints", json=body)
+    assert again.json()["stored"] is False, again.text
+    assert len(client.get("/api/v1/fingerprints", params={"host": "h2"}).json()) == 1
