@@ -34,7 +34,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ingest import cli, drop_pg, free_port, pg_database  # noqa: E402  (benchmarks/ingest.py)
+from ingest import cli, drop_pg, free_port, pg_database, wait_ready  # noqa: E402  (benchmarks/ingest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE_RE = "(.|..){1,1000}(.|..){1,1000}(.|..){1,1000}Z"
@@ -161,13 +161,7 @@ def run_engine(url: str, args) -> None:
             stderr=subprocess.STDOUT,
         )
         try:
-            for _ in range(600):
-                try:
-                    if httpx.get(f"{base}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.05)
+            wait_ready(base)
             auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
             seeded = httpx.post(
                 f"{base}/api/v1/ingest", content=long_series_body(args.long), headers=auth

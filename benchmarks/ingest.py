@@ -142,6 +142,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_ready(base: str, tries: int = 600) -> None:
+    """Wait until a server at ``base`` answers /readyz with 200 (at most ``tries`` x 50 ms)."""
+    for _ in range(tries):
+        try:
+            if httpx.get(f"{base}/readyz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+
+
 def cli(*args: str, env: dict) -> str:
     """Run the causeline command and return its stdout."""
     out = subprocess.run(
@@ -177,12 +188,7 @@ def end_to_end(
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     try:
         for base in bases:
-            for _ in range(400):
-                try:
-                    if httpx.get(f"{base}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.05)
+            wait_ready(base, tries=400)
         proc = psutil.Process(procs[0].pid)
         rss: list[float] = []
         done = threading.Event()

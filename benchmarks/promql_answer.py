@@ -24,10 +24,11 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ingest import free_port  # noqa: E402  (benchmarks/ingest.py)
+from ingest import free_port, wait_ready  # noqa: E402  (benchmarks/ingest.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ["x", "rate(x[1m])", "sum(rate(x[1m]))"]
@@ -59,11 +60,8 @@ def seed(url: str, series: int, end: int) -> None:
 
 
 def rss_mb(pid: int) -> float:
-    """Return a process' resident memory in MB (Linux)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """Return a process' resident memory in MB."""
+    return psutil.Process(pid).memory_info().rss / 2**20
 
 
 class Peak:
@@ -122,13 +120,7 @@ def main() -> None:
             stderr=subprocess.DEVNULL,
         )
         try:
-            for _ in range(600):
-                try:
-                    if httpx.get(f"{base}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.05)
+            wait_ready(base)
             print(f"server {args.root}, {args.series} series x 11,000 steps; idle RSS "
                   f"{rss_mb(proc.pid):.0f} MB")  # fmt: skip
             for query in QUERIES:

@@ -36,9 +36,10 @@ MAX_LABEL_VALUE_LENGTH = 2048  # characters; Mimir's default, ample for pod and 
 MAX_NUMBER = 1.7976931348623157e308
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-# The service's rule for names (correlator.text): no control character (C0, DEL, C1) and no
-# unpaired surrogate in a label value; tests/collector/test_label_text.py keeps the two equal.
-_NOT_IN_A_LABEL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# The service's one rule for stored text (correlator/text.py re-exports it): no unpaired
+# surrogate, no control character (C0, DEL, C1); free text may hold tab, newline and CR.
+_NOT_IN_A_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_NOT_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _NUMBER = (int, float)
 _NUMBER_SET = frozenset(_NUMBER)
 
@@ -148,23 +149,29 @@ def _metric_name_ok(name: str) -> bool:
     return METRIC_NAME_RE.match(name) is not None
 
 
+def text_problem(value: str, *, free: bool = False) -> str | None:
+    """Return why ``value`` cannot be stored (a surrogate, a control character), or None."""
+    found = (_NOT_IN_TEXT if free else _NOT_IN_A_NAME).search(value)
+    if found is None:
+        return None
+    char, at = found.group(), found.start()
+    if char == "\x00":
+        return f"must not contain NUL characters (at character {at})"
+    if "\ud800" <= char <= "\udfff":
+        where = f"U+{ord(char):04X} at character {at}"
+        return f"must not contain unpaired surrogates ({where}): not valid Unicode text"
+    why = f"must not contain control characters (U+{ord(char):04X} at character {at})"
+    if char in "\t\n\r":
+        return why + "; tab and newline belong only in free text such as a summary"
+    return why
+
+
 def _label_value_problem(value: str) -> str | None:
     """Return why a label value cannot be stored (a control character, a surrogate), or None."""
     if value.isprintable():  # the common case, one C loop; its refusals need a closer look
         return None
-    found = _NOT_IN_A_LABEL.search(value)
-    if found is None:
-        return None  # a space other than ' ' (U+00A0...) or an unassigned character: kept
-    char, at = found.group(), found.start()
-    if char == "\x00":
-        return f"label value must not contain NUL characters (at character {at})"
-    if "\ud800" <= char <= "\udfff":
-        where = f"U+{ord(char):04X} at character {at}"
-        return f"label value must not contain unpaired surrogates ({where}): not valid Unicode text"
-    why = f"label value must not contain control characters (U+{ord(char):04X} at character {at})"
-    if char in "\t\n\r":
-        return why + "; tab and newline belong only in free text such as a summary"
-    return why
+    problem = text_problem(value)  # None for a space other than ' ' (U+00A0...): kept
+    return problem and f"label value {problem}"
 
 
 def check_labels(

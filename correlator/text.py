@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from collector.schema import text_problem  # the rule itself, where the receivers check labels
+
 # Fields whose strings (and everything nested below them) are free text: multi-line prose,
 # Markdown, a model card's parts, an environment fingerprint, Alertmanager's annotations.
 FREE_TEXT = frozenset(
@@ -35,8 +37,6 @@ FREE_TEXT = frozenset(
         "locked_dependencies",
     }
 )
-_NOT_IN_A_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-_NOT_IN_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 # What JSON text must hold for its decoded strings to break the rule: an escape of a control
 # character or a surrogate (pairs match too: the walk decides), DEL, a C1 character, or
 # UTF-8-encoded surrogates (raw C0 bytes inside strings are not JSON). One pattern per lead
@@ -47,23 +47,6 @@ _SUSPECT_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
 _ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _ESCAPE_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def text_problem(value: str, *, free: bool = False) -> str | None:
-    """Return why ``value`` cannot be stored (a surrogate, a control character), or None."""
-    found = (_NOT_IN_TEXT if free else _NOT_IN_A_NAME).search(value)
-    if found is None:
-        return None
-    char, at = found.group(), found.start()
-    if char == "\x00":
-        return f"must not contain NUL characters (at character {at})"
-    if "\ud800" <= char <= "\udfff":
-        where = f"U+{ord(char):04X} at character {at}"
-        return f"must not contain unpaired surrogates ({where}): not valid Unicode text"
-    why = f"must not contain control characters (U+{ord(char):04X} at character {at})"
-    if char in "\t\n\r":
-        return why + "; tab and newline belong only in free text such as a summary"
-    return why
 
 
 def first_bad_text(

@@ -9,7 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fastapi.testclient import TestClient
 from sqlalchemy import Engine, text
+
+from correlator.api.app import create_app
+from correlator.settings import ServiceSettings
+from correlator.store.engine import write_transaction
+from correlator.store.tokens import create_token
 
 # Headless Chromium as the tests and benchmarks run it; without the background-networking
 # flags it keeps trying hosts this machine cannot reach.
@@ -136,3 +142,23 @@ def p99_sla(
 
 # The SLA the live source tests breach: model m1's p99 latency above 100 ms for 60 s.
 M1_LATENCY_SLA = p99_sla("m1", threshold=100.0, name="m1 p99 latency")
+
+
+def admin_client(engine: Engine) -> TestClient:
+    """Return a client of the service over ``engine`` with an admin token, background work off.
+
+    Server errors come back as 500 answers (not raised), as a user would see them.
+    """
+    with write_transaction(engine) as conn:
+        token = create_token(conn=conn, name=f"admin-{time.monotonic_ns()}", scope="admin")
+    settings = ServiceSettings(
+        database_url=str(engine.url),
+        evaluator_enabled=False,
+        alert_worker_enabled=False,
+        retention_enabled=False,
+        rollup_enabled=False,
+        compaction_enabled=False,
+    )
+    client = TestClient(create_app(settings, engine=engine), raise_server_exceptions=False)
+    client.headers["Authorization"] = f"Bearer {token}"
+    return client

@@ -28,7 +28,7 @@ from correlator.promql.plan import (
 from correlator.selector import Selector
 
 LOOKBACK_MS = 300_000
-TICK_EVERY = 1024  # steps of one series between ticks in the per-step loops
+TICK_EVERY = 1024  # steps between ticks in histogram_quantile's per-step loop
 NAME = "__name__"
 
 

@@ -11,15 +11,10 @@ import gzip
 import json
 
 import pytest
-from fastapi.testclient import TestClient
 
-from correlator.api.app import create_app
-from correlator.settings import ServiceSettings
-from correlator.store.engine import write_transaction
-from correlator.store.tokens import create_token
 from correlator.text import repair
 from tests.api.test_text_at_the_edge import WRITES
-from tests.helpers import count_rows
+from tests.helpers import admin_client, count_rows
 
 HEADERS = [
     {"Content-Type": "application/json"},
@@ -36,18 +31,7 @@ TABLES = ["fingerprints", "models", "changes", "alert_silences"]
 @pytest.fixture
 def client(engine):
     """Yield an admin client of the service over the test engine."""
-    with write_transaction(engine) as conn:
-        token = create_token(conn=conn, name="writer", scope="admin")
-    settings = ServiceSettings(
-        database_url=str(engine.url),
-        evaluator_enabled=False,
-        alert_worker_enabled=False,
-        retention_enabled=False,
-        rollup_enabled=False,
-        compaction_enabled=False,
-    )
-    with TestClient(create_app(settings, engine=engine), raise_server_exceptions=False) as c:
-        c.headers["Authorization"] = f"Bearer {token}"
+    with admin_client(engine) as c:
         c.engine = engine
         yield c
 

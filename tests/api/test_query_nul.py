@@ -7,29 +7,14 @@ driver; SQLite would only match nothing. Every GET route of the OpenAPI document
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
-from correlator.api.app import create_app
-from correlator.settings import ServiceSettings
-from correlator.store.engine import write_transaction
-from correlator.store.tokens import create_token
+from tests.helpers import admin_client
 
 
 @pytest.fixture
 def client(engine):
     """Yield an admin client of the service over the test engine, one fingerprint stored."""
-    with write_transaction(engine) as conn:
-        token = create_token(conn=conn, name="reader", scope="admin")
-    settings = ServiceSettings(
-        database_url=str(engine.url),
-        evaluator_enabled=False,
-        alert_worker_enabled=False,
-        retention_enabled=False,
-        rollup_enabled=False,
-        compaction_enabled=False,
-    )
-    with TestClient(create_app(settings, engine=engine), raise_server_exceptions=False) as c:
-        c.headers["Authorization"] = f"Bearer {token}"
+    with admin_client(engine) as c:
         body = {"host": "h1", "instance": "i1", "model": "m1", "fingerprint": {"cuda": "12.4"}}
         assert c.post("/api/v1/fingerprints", json=body).status_code == 201
         yield c

@@ -13,37 +13,17 @@ import time
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import insert
 
-from correlator.api.app import create_app
-from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine, write_transaction
 from correlator.store.migrate import upgrade
 from correlator.store.tables import AlertSilence
-from correlator.store.tokens import create_token
 from correlator.text import FREE_TEXT, repair
-from tests.helpers import count_rows, make_batch
+from tests.helpers import admin_client, count_rows, make_batch
 
 SURROGATE = "\\ud800"  # as JSON text: a lone high surrogate
 OSC = "\\u001b]0;pwned\\u0007"  # sets a terminal's title
 JSON = {"Content-Type": "application/json"}
-
-
-def _client(engine) -> TestClient:
-    with write_transaction(engine) as conn:
-        token = create_token(conn=conn, name=f"edge-{time.monotonic_ns()}", scope="admin")
-    settings = ServiceSettings(
-        database_url=str(engine.url),
-        evaluator_enabled=False,
-        alert_worker_enabled=False,
-        retention_enabled=False,
-        rollup_enabled=False,
-        compaction_enabled=False,
-    )
-    client = TestClient(create_app(settings, engine=engine), raise_server_exceptions=False)
-    client.headers["Authorization"] = f"Bearer {token}"
-    return client
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +31,7 @@ def client(tmp_path_factory):
     """Yield a client of the service over one SQLite store with a model m and SLA s."""
     engine = make_engine(f"sqlite:///{tmp_path_factory.mktemp('edge') / 'c.db'}")
     upgrade(engine)
-    with _client(engine) as c:
+    with admin_client(engine) as c:
         assert c.post("/api/v1/models", json={"name": "m"}).status_code == 201
         sla = {"name": "s", "metric": "lat", "op": ">", "threshold": 1}
         assert c.post("/api/v1/slas", json=sla).status_code == 201
@@ -173,7 +153,7 @@ def _batch(**labels) -> dict:
     ],
 )
 def test_ingest_refuses_bad_text_naming_the_field(engine, text, field, reason):
-    with _client(engine) as client:
+    with admin_client(engine) as client:
         resp = client.post(
             "/api/v1/ingest", content=text.encode("utf-8", "surrogatepass"), headers=JSON
         )
@@ -187,7 +167,7 @@ def test_ingest_keeps_free_text_lines_and_escaped_pairs(engine):
     batch = make_batch(n_series=1, n_points=2)
     batch["series"][0]["labels"]["emoji"] = "😀"  # json.dumps writes a surrogate pair escape
     batch["events"] = [{"id": "e", "ts": 1.7e9, "kind": "deploy", "summary": "a\nb", "labels": {}}]
-    with _client(engine) as client:
+    with admin_client(engine) as client:
         resp = client.post("/api/v1/ingest", content=json.dumps(batch), headers=JSON)
         assert resp.status_code == 200, resp.text[:300]
         assert resp.json()["events"] == 1 and count_rows(engine) == 2
@@ -206,7 +186,7 @@ def test_a_silence_stored_with_a_surrogate_reads_back(engine):
                 created_at=now - 60,
             )
         )
-    with _client(engine) as client:
+    with admin_client(engine) as client:
         resp = client.get("/api/v1/alerts/silences")
         assert resp.status_code == 200, resp.text[:300]
         (silence,) = resp.json()
