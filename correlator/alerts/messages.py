@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
+from correlator.analysis.confidence import say
 from correlator.vocabulary import DEFAULT_SEVERITY, TEAMS, AlertEvent
 
 BOARD_BEFORE_S = 3600.0
@@ -60,11 +61,22 @@ class Message:
     duration_seconds: float | None = None
     resolved_at: float | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    confidence: float | None = None  # the chance that the top suspect is a root cause
 
     @property
     def top_suspect(self) -> str:
         """Return the top suspect in a few words ('' when there is none)."""
         return self.suspects[0].what if self.suspects else ""
+
+
+def _trust(p: float, top: str) -> str:
+    """Say in a few words how far to trust the top suspect: ``likely (83 %): what``."""
+    said = say(p)
+    if said == "likely":
+        return f"likely ({p:.0%}): {top}"
+    if said == "possible":
+        return f"possibly ({p:.0%}): {top}"
+    return f"unsure ({p:.0%}): compare the top 3"
 
 
 def suspect_key(suspect: dict) -> str:
@@ -193,6 +205,10 @@ def build_message(
     team = suspects[0].owner if suspects and suspects[0].owner in TEAMS else ""
     verb = {"opened": "SLA breach", "updated": "Top suspect changed", "resolved": "Resolved"}
     title = f"[{severity.upper()}] {verb[event]}: {incident['sla']}"
+    p = incident.get("confidence")
+    p = float(p) if isinstance(p, int | float) and suspects else None
+    if p is not None and event != "resolved":
+        title += f" | {_trust(p, suspects[0].what)}"
     labels = {"sla": str(incident["sla"]), "model": model, "severity": severity, "team": team}
     labels |= {k: v for k, v in scope_labels.items() if k not in labels}
     return Message(
@@ -220,4 +236,5 @@ def build_message(
         else None,
         resolved_at=float(resolved_at) if resolved_at else None,
         labels=labels,
+        confidence=p,
     )

@@ -66,7 +66,7 @@ def score_changes(
         lead = breach - ts
         nodes = change_nodes(c, known)
         in_scope = any(n in dist for n in nodes)
-        topo = 1.0 if in_scope else (cfg.out_of_scope if nodes else cfg.unknown_node)
+        topo = cfg.out_of_scope if nodes and not in_scope else 1.0
         # Closeness decays with the lead; a change after the breach is barely a suspect.
         near = (
             float(np.exp(-max(lead, 0.0) / cfg.change_tau_s)) if lead >= -step else cfg.change_after

@@ -15,24 +15,14 @@ class Config:
     # an anomaly that started up to this long before the breach is not its own reference.
     reference_gap_s: float = 1800.0
     min_reference_points: int = 10
-    # Reference columns where the SLA itself was out of range (an earlier incident) are left
-    # out: a fault's marks there are not normal operation. So is this long on either side,
-    # where those marks begin before the SLA shows them and fade after it recovers.
-    calm_margin_s: float = 60.0
     # How far back from the breach an onset may lie.
     search_s: float = 3600.0
     # An anomaly must be out of its normal range within [breach - active_pre_s, breach + post_s].
     active_pre_s: float = 60.0
     post_s: float = 120.0
-    # |robust z| above which a point is out of its normal range; smoothing width in points.
+    # |robust z| above which a point is out of its normal range.
     off_z: float = 2.5
     full_z: float = 100.0
-    # A utilisation in percent that reaches this from a normal level below it is a
-    # saturated resource: full severity, whatever its spread.
-    saturation_percent: float = 95.0
-    smooth_width: int = 3
-    # The smoothing spans about this long at most, so a coarse grid keeps its single points.
-    smooth_s: float = 45.0
     # Spread floors: a flat series still gets a spread of rel_floor x its level.
     rel_floor: float = 0.02
     # With a separate baseline, its band [100 - band_q, band_q] percentiles is still normal.
@@ -49,29 +39,22 @@ class Config:
     ramp_rows: int = 300
     # Onsets after the breach weigh this: symptoms follow causes.
     late_weight: float = 0.5
-    # An anomaly at most of its size (``grown_share`` of its peak |z|) while the SLA then
-    # stayed normal for longer than the grace (the larger of these seconds and grid steps)
-    # did not break it, or not alone: its timing weight fades with this time scale past the
-    # grace. A ramp counts from when it had grown, so a leak that hurts late keeps its weight.
-    grown_share: float = 0.8
-    quiet_grace_s: float = 600.0
-    quiet_grace_steps: int = 2
-    quiet_tau_s: float = 300.0
     # Share of the base score that persistence (points out of range since onset) sets:
     # a one-point blip keeps 1 - persistence of it.
     persistence: float = 0.5
-    # A reference of fewer points is no real one: such a row weighs ``no_reference``.
-    real_reference: int = 3
-    no_reference: float = 0.5
-    # Topology: weight of a series outside the SLA's upstream, or on no known node.
+    # Topology: weight of a series on a known node outside the SLA's upstream.
     out_of_scope: float = 0.2
-    unknown_node: float = 0.5
     # Traffic of a called node is set by its callers: weight of such a series.
     callee_traffic: float = 0.3
-    # A node whose anomaly several anomalous callers share gains ``support`` per extra caller
-    # (callers count from severity ``caller_least`` on).
+    # What a caller waits for (client-side latency, CLIENT spans) is set by what it calls:
+    # weight of such a series.
+    client_side: float = 0.5
+    # A latency whose rise (in seconds) is this share of the SLA latency's rise or more can
+    # carry the breach; below it, its weight falls with the share, to ``latency_least``.
+    latency_share: float = 1 / 3
+    latency_least: float = 0.3
+    # A node whose anomaly several anomalous callers share gains ``support`` per extra caller.
     support: float = 0.25
-    caller_least: float = 0.1
     # Callers counted at most: past a few, more callers say little more about the node.
     support_most: int = 3
     # ... unless a node it depends on is anomalous at this share of its severity or more.

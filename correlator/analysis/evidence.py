@@ -85,27 +85,29 @@ def unit_of(metric: str) -> str:
 
 def describe(metric: str, labels: dict[str, str]) -> str:
     """Name a signal for a sentence: metric words plus its most specific label."""
-    words = metric.removesuffix("_bucket").replace("_", " ")
+    name, _, rule = metric.removesuffix("_bucket").partition(":")
+    words = name.replace("_", " ") + (f" ({rule})" if rule else "")
+    if labels.get("level"):
+        words = f"{labels['level']} {words}"
     where = next((labels[k] for k in ("instance", "service", "host", "model") if k in labels), "")
     if "gpu" in labels:
         where = f"{labels.get('host', where)}/gpu{labels['gpu']}"
+    if not where and "server" in labels:
+        # A call's series measures its callee's serving: blamed on the server side.
+        caller = f"{labels['client']} -> " if "client" in labels else ""
+        return f"{labels['server']} (server side of {caller}{labels['server']}): {words}"
     return f"{words} on {where}" if where else words
 
 
 def series_sentence(
-    *, metric, labels, before, after, z, onset, lead, explained_by=None, rate=False, quiet=0.0
+    *, metric, labels, before, after, z, onset, lead, explained_by=None, rate=False
 ) -> str:
-    """Say what a series did: ``before -> after unit (z) from HH:MM, lead``.
-
-    ``quiet`` (seconds, when over the grace) says how long the SLA stayed normal after it.
-    """
+    """Say what a series did: ``before -> after unit (z) from HH:MM, lead``."""
     unit = unit_of(metric) + ("/s" if rate and not unit_of(metric) else "")
     text = (
         f"{describe(metric, labels)} {number(before, unit)} -> {number(after, unit)} "
         f"({z:+.0f} sigma) from {clock(onset)}, {relative(lead)}"
     )
-    if quiet > 0:
-        text += f"; the SLA stayed normal for {duration(quiet)} after it"
     return text + (f"; follows {explained_by}" if explained_by else "")
 
 

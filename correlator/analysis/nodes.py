@@ -11,7 +11,8 @@ from correlator.analysis.topology import Topology
 
 _LATENCY = re.compile(r"latency|duration|response_time|elapsed")
 _ERROR = re.compile(r"error|availability|fail|timeout|success|fallback|5xx|4xx")
-_TRAFFIC = re.compile(r"requests|request_count|qps|rps|throughput|traffic|calls|invocations")
+_TRAFFIC = re.compile(r"request|qps|rps|throughput|traffic|calls|invocations")
+_WORDS = re.compile(r"[_:.\-]+")
 
 
 @lru_cache(maxsize=4096)
@@ -37,13 +38,19 @@ def demand(names: list[str]) -> np.ndarray:
     return np.array([metric_kind(n) == "traffic" for n in names], dtype=bool)
 
 
-def callers(topology: dict) -> dict[str, set[str]]:
-    """Return, for every node, the nodes that call it (``calls`` edges only)."""
-    out: dict[str, set[str]] = {}
-    for e in topology.get("edges", []):
-        if e.get("kind") == "calls":
-            out.setdefault(e["to"], set()).add(e["from"])
-    return out
+def client_side(names: list[str], labels: list[dict[str, str]]) -> np.ndarray:
+    """Say which rows are a caller's view of its calls: client latency, OpenTelemetry CLIENT spans.
+
+    What a caller waits for is set by what it calls; such a row tells of its callees.
+    """
+    return np.array(
+        [
+            "client" in _WORDS.split(name.lower())
+            or lbl.get("span_kind", "").upper().endswith("CLIENT")
+            for name, lbl in zip(names, labels, strict=True)
+        ],
+        dtype=bool,
+    )
 
 
 def traffic_weight(
@@ -73,7 +80,6 @@ def shared_by_callers(
     up: dict[str, set[str]],
     graph: Topology,
     *,
-    least: float,
     ratio: float,
 ) -> dict[str, int]:
     """Count the anomalous callers of each anomalous node that no callee of its explains.
@@ -83,9 +89,9 @@ def shared_by_callers(
     """
     out = {}
     for n, s in node_sev.items():
-        if s < least or any(node_sev.get(m, 0.0) >= ratio * s for m in graph.depends.get(n, ())):
+        if s <= 0 or any(node_sev.get(m, 0.0) >= ratio * s for m in graph.depends.get(n, ())):
             continue
-        out[n] = sum(1 for c in up.get(n, ()) if node_sev.get(c, 0.0) >= least)
+        out[n] = sum(1 for c in up.get(n, ()) if node_sev.get(c, 0.0) > 0)
     return out
 
 

@@ -22,14 +22,13 @@ class Reference:
 class Anomalies:
     """Per-series anomaly features around the breach (arrays of one value per series)."""
 
-    z: np.ndarray  # smoothed signed robust z (series x time)
+    z: np.ndarray  # signed robust z (series x time)
     direction: np.ndarray  # +1 above normal, -1 below
     strength: np.ndarray  # peak |z| in the active window
     peak: np.ndarray  # grid index of that peak
     onset: np.ndarray  # grid index where the excursion that holds the peak began
     persistence: np.ndarray  # share of points from onset to the window's end that stay out
     censored: np.ndarray  # the excursion was already out before ``lo``: its onset is unseen
-    grown: np.ndarray  # grid index where it first reached ``grown_share`` of its peak |z|
 
 
 def reference(matrix: np.ndarray, *, rel_floor: float, abs_floor: float) -> Reference:
@@ -93,38 +92,19 @@ def robust_z(matrix: np.ndarray, ref: Reference, *, cap: float = 1e3) -> np.ndar
     return np.clip(z, -cap, cap)
 
 
-def smooth(z: np.ndarray, width: int = 3) -> np.ndarray:
-    """Return a centred rolling median (NaN-aware) so a single odd point is not an anomaly."""
-    if width <= 1 or z.shape[1] < width:
-        return z
-    if width == 3:  # median of three without sorting; a missing point is skipped
-        a = np.pad(z, ((0, 0), (1, 0)), constant_values=np.nan)[:, :-1]
-        c = np.pad(z, ((0, 0), (0, 1)), constant_values=np.nan)[:, 1:]
-        lo, hi = np.fmin(a, z), np.fmax(a, z)
-        return np.fmax(lo, np.fmin(hi, c))
-    half = width // 2
-    padded = np.pad(z, ((0, 0), (half, half)), constant_values=np.nan)
-    stack = np.stack([padded[:, i : i + z.shape[1]] for i in range(width)])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(stack, axis=0)
-
-
 def detect(
     z: np.ndarray,
     *,
     lo: int | np.ndarray,
     active: tuple[int, int],
     off: float,
-    grown_share: float,
 ) -> Anomalies:
     """Find each series' strongest excursion in the active window and walk back to its onset.
 
-    The onset is the first point after the last one (not before ``lo``) where the smoothed
+    The onset is the first point after the last one (not before ``lo``) where the
     z was back within ``off``; missing points neither start nor end an excursion. An
     excursion whose last normal point lies before ``lo``, or that holds the first point,
-    has no seen onset (``censored``). ``grown`` tells a step (grown at its onset) from a
-    ramp (grown late).
+    has no seen onset (``censored``).
     """
     n, size = z.shape
     a0, a1 = max(active[0], 0), min(active[1], size - 1)
@@ -142,16 +122,13 @@ def detect(
     began = last_in[rows, peak] + 1
     onset = np.minimum(np.maximum(began, lo), peak)
     censored = (began < lo) | (onset == 0)
-    big = np.where(np.isfinite(signed), signed >= grown_share * strength[:, None], False)
-    grown = np.argmax(big & (idx[None, :] >= onset[:, None]), axis=1)
-    grown = np.where(grown >= onset, grown, peak)  # nothing reached it (no excursion): the peak
     out_mask = np.where(np.isfinite(signed), signed > off, np.nan)
     span = (idx[None, :] >= onset[:, None]) & (idx[None, :] <= a1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         persistence = np.nanmean(np.where(span, out_mask, np.nan), axis=1)
     persistence = np.nan_to_num(persistence, nan=0.0)
-    return Anomalies(z, direction, strength, peak, onset, persistence, censored, grown)
+    return Anomalies(z, direction, strength, peak, onset, persistence, censored)
 
 
 def floor_at_zero(ref: Reference, floor: np.ndarray, *, zero: float) -> None:

@@ -15,7 +15,7 @@ from correlator.analysis.result import AnalysisResult
 from correlator.analysis.scoring import explain, rank
 from correlator.analysis.stages import Detection, Measured, Timeline, Window
 from correlator.analysis.timeline import Grid, choose_grid, choose_step
-from correlator.analysis.topology import Topology
+from correlator.analysis.topology import Topology, with_calls
 from correlator.bundle import Bundle
 
 
@@ -58,7 +58,8 @@ def align(bundle: Bundle, at: float | None) -> Timeline:
         raise AnalysisError("the bundle holds no samples")
     grid = choose_grid(series, choose_step(series))
     found, agg, sla_rows = _pick_breach(bundle, grid, at)
-    graph = Topology.from_dict(bundle.topology or {})
+    topology = with_calls(bundle.topology or {}, (s.labels for s in series))
+    graph = Topology.from_dict(topology)
     return Timeline(bundle, series, grid, found, agg, sla_rows, graph)
 
 
@@ -108,9 +109,7 @@ def measure(
         window=max(1, round(cfg.drift_window_s / tl.grid.step)),
         volatile=cfg.volatile_labels,
     )
-    calm = _calm_columns(np.asarray(tl.agg, dtype=float)[: win.ref_end], tl.grid.step, cfg)
-    ref_matrix = sig.matrix[:, ref_cols] if calm.all() else sig.matrix[:, ref_cols][:, calm]
-    ref = onset.reference(ref_matrix, rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
+    ref = onset.reference(sig.matrix[:, ref_cols], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
     on_baseline = np.zeros(len(sig.names), dtype=bool)
     if base_stats:
         keys = [sig.key(i) for i in range(len(sig.names))]
@@ -128,30 +127,6 @@ def measure(
     return m
 
 
-def _calm_columns(agg: np.ndarray, step: float, cfg: Config) -> np.ndarray:
-    """Return the reference columns to keep: all but where the SLA itself was out of range.
-
-    An earlier breach of the same SLA is not normal operation: a fault's marks on every
-    series then would widen their spread and hide the next fault's. Those columns (and
-    ``calm_margin_s`` around them) are left out while ``min_reference_points`` remain.
-    """
-    keep = np.ones(agg.size, dtype=bool)
-    if np.isfinite(agg).sum() < cfg.min_reference_points:
-        return keep
-    # The median and MAD hold with up to half the columns disturbed; quartiles do not.
-    med = float(np.nanmedian(agg))
-    mad = 1.4826 * float(np.nanmedian(np.abs(agg - med)))
-    spread = max(mad, cfg.rel_floor * abs(med), cfg.abs_floor)
-    z = onset.smooth(((agg - med) / spread)[None, :], cfg.smooth_width)[0]
-    out = np.concatenate([[0], np.cumsum(np.nan_to_num(np.abs(z)) > cfg.off_z)])
-    reach = min(math.ceil(cfg.calm_margin_s / step), agg.size)
-    at = np.arange(agg.size)
-    near = out[np.minimum(at + reach + 1, agg.size)] > out[np.maximum(at - reach, 0)]
-    if np.isfinite(agg[~near]).sum() < cfg.min_reference_points:
-        return keep
-    return ~near
-
-
 def _floor(m: Measured, cfg: Config) -> None:
     """Apply, in place, the level-zero floors and the drift floor to the reference."""
     ref, is_drift, drift_floor = m.ref, m.is_drift, m.drift_floor
@@ -164,14 +139,13 @@ def _floor(m: Measured, cfg: Config) -> None:
 def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
     """Find each row's excursion by the breach and its onset (looking past a slow ramp)."""
     step, b, matrix = tl.grid.step, win.breach, m.signals.matrix
-    smooth_width = int(np.clip(round(cfg.smooth_s / step), 1, cfg.smooth_width))
-    zs = onset.smooth(onset.robust_z(matrix, m.ref), smooth_width)
+    zs = onset.robust_z(matrix, m.ref)
     pre = math.ceil(cfg.active_pre_s / step)
     post = max(1, math.ceil(cfg.post_s / step))
     active = (b - pre, b + post)
     # A separate baseline leaves the whole incident window free for the onset search.
     lo = max(b - math.ceil(cfg.search_s / step), 0 if m.has_baseline else win.ref_end)
-    anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z, grown_share=cfg.grown_share)
+    anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z)
     # A slow ramp that began inside the reference hides there: measure it from before it.
     ramping = ~m.on_baseline & ~m.is_drift & (anomalies.strength >= cfg.off_z)
     moved, starts = _ramp_starts(m.signals, anomalies, ramping, b=b, ref_end=win.ref_end, cfg=cfg)
@@ -181,34 +155,10 @@ def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
         _floor(m, cfg)
         # The point before the ramp may be the last normal one, so its start is a seen onset.
         lo_rows[moved] = np.minimum(lo_rows[moved], np.maximum(starts - 1, 0))
-        zs = onset.smooth(onset.robust_z(matrix, m.ref), smooth_width)
-        anomalies = onset.detect(
-            zs, lo=lo_rows, active=active, off=cfg.off_z, grown_share=cfg.grown_share
-        )
+        zs = onset.robust_z(matrix, m.ref)
+        anomalies = onset.detect(zs, lo=lo_rows, active=active, off=cfg.off_z)
     onset_t = tl.grid.times[anomalies.onset]
-    sla_onset = _sla_onset(tl, win, m, cfg, lo=lo, width=smooth_width)
-    return Detection(anomalies, onset_t, win.start - onset_t, sla_onset)
-
-
-def _sla_onset(
-    tl: Timeline, win: Window, m: Measured, cfg: Config, *, lo: int, width: int
-) -> float | None:
-    """Return when the SLA's aggregate left its normal range on the way to the breach.
-
-    The breach start when it is not out of range there (a breach given by an outside
-    alert); None when the window holds no normal stretch of it (a baseline was needed).
-    """
-    agg = np.asarray(tl.agg, dtype=float)[None, :]
-    if m.has_baseline or win.ref_end < 1 or not np.isfinite(agg[0, : win.ref_end]).any():
-        return None
-    ref = onset.reference(agg[:, : win.ref_end], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
-    z = onset.smooth(onset.robust_z(agg, ref), width)
-    found = onset.detect(
-        z, lo=lo, active=(win.breach, win.breach), off=cfg.off_z, grown_share=cfg.grown_share
-    )
-    if found.strength[0] < cfg.off_z:
-        return win.start
-    return float(min(tl.grid.times[found.onset[0]], win.start))
+    return Detection(anomalies, onset_t, win.start - onset_t)
 
 
 def _ramp_starts(sig: signals.Signals, anomalies, rows_ok, *, b: int, ref_end: int, cfg: Config):

@@ -36,16 +36,6 @@ def timing(lead: np.ndarray, *, cfg: Config) -> np.ndarray:
     return np.where(lead >= 0, 1.0, cfg.late_weight)
 
 
-def quiet_weight(quiet: np.ndarray, *, grace: float, tau: float) -> np.ndarray:
-    """Weight anomalies by how long the SLA stayed normal once they had grown: it did not follow.
-
-    ``quiet`` is that time in seconds, counted from when each anomaly reached most of its
-    size (a step at its onset, a ramp late). Full weight up to ``grace``, then an
-    exponential fade with time scale ``tau``.
-    """
-    return np.exp(-np.maximum(quiet - grace, 0.0) / tau)
-
-
 @dataclass(slots=True)
 class Placement:
     """Where each signal sits in the topology relative to the SLA."""
@@ -74,13 +64,13 @@ def place(labels_nodes: list[list[str]], dist: dict[str, int], graph: Topology) 
 
 
 def topology_weight(p: Placement, cfg: Config, *, linked: bool) -> np.ndarray:
-    """Full weight inside the SLA's upstream, less outside it, between for unknown nodes.
+    """Full weight inside the SLA's upstream and on unknown nodes, less outside it.
 
     Without ``linked`` (a topology with no dependency edges) no node is known to lie outside
-    the upstream: every node but the SLA's weighs as an unknown one.
+    the upstream.
     """
     known = np.array([bool(n) for n in p.nodes]) & linked
-    return np.where(p.distance >= 0, 1.0, np.where(known, cfg.out_of_scope, cfg.unknown_node))
+    return np.where((p.distance >= 0) | ~known, 1.0, cfg.out_of_scope)
 
 
 def explained_by(
@@ -98,14 +88,15 @@ def explained_by(
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
-    Another anomaly explains this one when it is related (same node or adjacent) and began
-    clearly earlier (by a grid step or more), or when it sits on a node this one depends
-    on, began no later and is at least ``ratio`` as severe (a much smaller fault below cannot
-    cause a large one). A fault below reaches its callers as latency and errors, so the
-    second way holds only for rows in ``propagates``. Demand (rows in ``demand``) is set by
-    who sends it: only other demand, or latency and errors (retries), explain it, never a
-    resource such as a CPU or a GPU's temperature. An explainer's time is when its signal
-    began (``began``: for copies of one signal, the first copy's onset; default ``onset_t``).
+    Another anomaly explains this one when it is related (same node or adjacent; a caller
+    only through its demand) and began clearly earlier (by a grid step or more), or when it
+    sits on a node this one depends on, began no later and is at least ``ratio`` as severe
+    (a much smaller fault below cannot cause a large one). A fault below reaches its callers
+    as latency and errors, so the second way holds only for rows in ``propagates``. Demand
+    (rows in ``demand``) is set by who sends it: only other demand, or latency and errors
+    (retries), explain it, never a resource such as a CPU or a GPU's temperature. An
+    explainer's time is when its signal began (``began``: for copies of one signal, the
+    first copy's onset; default ``onset_t``).
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
@@ -123,12 +114,15 @@ def explained_by(
         near = set(ni)
         for n in ni:
             near |= graph.neighbours.get(n, set())
+        calling = set().union(*(graph.callers.get(n, set()) for n in ni)) - deeper - ni
         for j in cand:
             if j == i or p.distance[j] < 0 or sev[j] <= 0:
                 continue
             if demand[i] and not (demand[j] or propagates[j]):
                 continue
-            earlier = began[j] < onset_t[i] - step and near.intersection(p.nodes[j])
+            # A caller reaches its callee only through what it sends (demand).
+            by = set(p.nodes[j]) - (set() if demand[j] else calling)
+            earlier = began[j] < onset_t[i] - step and near.intersection(by)
             below = (
                 propagates[i]
                 and p.primary[j] in deeper

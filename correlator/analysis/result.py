@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from correlator.analysis import drift, evidence, grouping, histogram, ranking
+from correlator.analysis import confidence, drift, evidence, grouping, histogram, ranking
 from correlator.analysis.breach import Breach
 from correlator.analysis.changes import ChangeScore
 from correlator.analysis.config import Config
@@ -33,7 +33,6 @@ class Scored:
     tie: np.ndarray  # each row's place among equal scores (``ranking.tie_order``)
     who: np.ndarray  # row that explains each row, or -1
     changes: list[ChangeScore]
-    quiet: np.ndarray  # seconds the SLA stayed normal after each row had grown, past the grace
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +145,6 @@ def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
             lead=lead,
             explained_by=follows,
             rate=sig.kinds[i] == "rate",
-            quiet=float(s.quiet[i]),
         )
     return {
         "kind": "series",
@@ -210,7 +208,12 @@ def build_result(r: AnalysisResult) -> dict:
         return out
     out["scope"] = scope(r)
     items = _suspects(r, r.scored) if r.scored is not None else []
-    for rank, s in enumerate(items[: r.config.top], start=1):
+    for s in items:
         s["score"] = round(min(max(s["score"], 0.0), 1.0), 4)
+    for rank, s in enumerate(items[: r.config.top], start=1):
         suspects.append({"rank": rank, **s})
+    # Every fitted case had a real reference: with fewer points the chance is not known.
+    thin = r.scored is not None and np.median(r.scored.ref.count) < r.config.min_reference_points
+    p = None if thin else confidence.confidence([s["score"] for s in items], len(r.bundle.series))
+    out["confidence"] = None if p is None else round(p, 2)
     return out

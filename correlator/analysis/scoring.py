@@ -8,7 +8,6 @@ from correlator.analysis import grouping, ranking, units
 from correlator.analysis import nodes as node_rules
 from correlator.analysis.changes import score_changes
 from correlator.analysis.config import Config
-from correlator.analysis.onset import Reference
 from correlator.analysis.result import Scored
 from correlator.analysis.signals import Signals
 from correlator.analysis.stages import Detection, Measured, Ranking, Timeline, Window
@@ -20,17 +19,12 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     sig, graph = m.signals, tl.graph
     nodes = [label_nodes(lbl) for lbl in sig.labels]
     start = sla_nodes(tl.bundle.sla, nodes, graph)
-    dist = graph.distances(start)
+    dist = graph.upstream(start)
     place = ranking.place(nodes, dist, graph)
     sev = ranking.severity(d.anomalies.strength, off_z=cfg.off_z, full_z=m.full_z)
-    sev = np.where(_saturated(m, d, cfg), 1.0, sev)
-    quiet = _quiet(tl, d)
-    grace = max(cfg.quiet_grace_s, cfg.quiet_grace_steps * tl.grid.step)
     time_w = ranking.timing(d.lead, cfg=cfg)
-    time_w *= ranking.quiet_weight(quiet, grace=grace, tau=cfg.quiet_tau_s)
-    noted = np.where(quiet > grace, quiet, 0.0)  # the quiet that cost weight, for the evidence
     topo_w = ranking.topology_weight(place, cfg, linked=bool(graph.depends))
-    extra = _symptom_weights(tl.bundle.sla, sig, m.ref, cfg)
+    extra = _symptom_weights(tl.bundle.sla, sig)
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident. Against
     # a separately recorded baseline it counts by the share of it that arose in the window.
@@ -40,7 +34,12 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     standing = cfg.standing + (1 - cfg.standing) * _moved_share(m, d, b, cfg)
     extra *= np.where(censored, np.where(m.on_baseline, standing, cfg.censored), 1.0)
     extra *= np.where(_harmless(tl.bundle.sla, m, d, cfg), cfg.harmless, 1.0)
-    up = node_rules.callers(tl.bundle.topology or {})
+    # A caller's view of its calls is set by what it calls; a latency rise far below the
+    # SLA's cannot carry the breach.
+    extra *= np.where(node_rules.client_side(sig.names, sig.labels), cfg.client_side, 1.0)
+    share = _latency_share(tl, m, d, b)
+    extra *= np.clip(share / cfg.latency_share, cfg.latency_least, 1.0)
+    up = graph.callers
     traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
     extra *= traffic
     base = ranking.combine(
@@ -51,27 +50,28 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         extra_w=extra,
         persistence=cfg.persistence,
     )
-    # Only a measured anomaly (a real reference, onset by the breach) explains another.
-    real = m.ref.count >= cfg.real_reference
-    explainer_sev = sev * (time_w > cfg.explainer_timing) * real * (traffic == 1.0) * ~censored
-    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev, noted)
+    # Only a measured anomaly (a seen onset by the breach) explains another.
+    explainer_sev = sev * (time_w > cfg.explainer_timing) * (traffic == 1.0) * ~censored
+    # Less demand slows or fails nothing: a fall in traffic explains no other anomaly.
+    explainer_sev *= ~(node_rules.demand(sig.names) & (d.anomalies.direction < 0))
+    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev)
 
 
-def _saturated(m: Measured, d: Detection, cfg: Config) -> np.ndarray:
-    """Say which rows are a resource driven to saturation: a busy share near 100 %.
+def _latency_share(tl: Timeline, m: Measured, d: Detection, b: int) -> np.ndarray:
+    """Return the share of the SLA latency's rise that each latency row's own rise matches.
 
-    A utilisation that reaches ``saturation_percent`` from a normal level below it is the
-    USE method's saturation, a cause whatever its spread was: a
-    CPU at 99.6 % from 20 % is no smaller a fault because its reference was noisy.
+    The SLA's rise is its peak from the breach (column ``b``) on over its median before.
     """
-    a, names = d.anomalies, m.signals.names
-    util = np.array([units.is_utilisation(n) for n in names], dtype=bool)
-    if not util.any():
-        return util
-    peak = m.signals.matrix[np.arange(len(names)), a.peak]
-    with np.errstate(invalid="ignore"):
-        high = (peak >= cfg.saturation_percent) & (m.ref.median < cfg.saturation_percent)
-    return util & high & (a.direction > 0) & (a.strength >= cfg.off_z)
+    sla = tl.bundle.sla["metric"]
+    agg = np.asarray(tl.agg, dtype=float)
+    if not (np.isfinite(agg[:b]).any() and np.isfinite(agg[b:]).any()):
+        return np.ones(len(m.signals.names))
+    a = d.anomalies
+    peak = m.signals.matrix[np.arange(a.peak.size), a.peak]
+    rises = np.where(a.direction > 0, peak - m.ref.median, 0.0)
+    rises = np.where(m.is_drift, np.nan, rises)
+    sla_rise = float(np.nanmax(agg[b:])) - float(np.nanmedian(agg[:b]))
+    return units.latency_share(m.signals.names, rises, sla, sla_rise)
 
 
 def _moved_share(m: Measured, d: Detection, b: int, cfg: Config) -> np.ndarray:
@@ -103,36 +103,26 @@ def _harmless(sla: dict, m: Measured, d: Detection, cfg: Config) -> np.ndarray:
     family = ranking.family(sla["metric"])
     sla_way = {">": 1, "<": -1}.get(sla.get("op", ""), 0)
 
-    def way(name: str) -> int:
+    def way(name: str, labels: dict[str, str]) -> int:
         if name in given:
             return given[name]
         if sla_way and ranking.family(name) == family:
             return sla_way
-        return units.harm_direction(name)
+        return units.harm_direction(name) or units.harm_of_labels(labels)
 
-    harm = np.array([way(n) for n in m.signals.names], dtype=float)
+    sig = m.signals
+    harm = np.array([way(n, lbl) for n, lbl in zip(sig.names, sig.labels, strict=True)], float)
     harm = np.where(m.is_drift, 0.0, harm)
     return (harm != 0) & (d.anomalies.direction != harm)
 
 
-def _quiet(tl: Timeline, d: Detection) -> np.ndarray:
-    """Return how long the SLA stayed normal after each anomaly had grown (0: not known)."""
-    if d.sla_onset is None:
-        return np.zeros(d.onset_t.size)
-    grown_t = tl.grid.times[d.anomalies.grown]
-    quiet = np.maximum(d.sla_onset - grown_t, 0.0)
-    return np.where(d.anomalies.censored, 0.0, quiet)  # an unseen onset: unseen quiet
-
-
-def _symptom_weights(sla: dict, sig: Signals, ref: Reference, cfg: Config) -> np.ndarray:
-    """Weight the breached series 0 and a row without a real reference less."""
+def _symptom_weights(sla: dict, sig: Signals) -> np.ndarray:
+    """Weight the breached series 0: it is the symptom, not a suspect."""
     extra = np.ones(len(sig.names))
     sla_labels = sla.get("labels") or {}
     for i, name in enumerate(sig.names):
         if name == sla["metric"] and all(sig.labels[i].get(k) == v for k, v in sla_labels.items()):
             extra[i] = 0.0  # the breached series itself
-        if ref.count[i] < cfg.real_reference:
-            extra[i] *= cfg.no_reference
     return extra
 
 
@@ -178,9 +168,7 @@ def explain(
             score[i] *= 1 - cfg.explained * c.score
     score *= _caller_support(r, graph, cfg)
     score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
-    return Scored(
-        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, tie, who, changes, r.quiet
-    )
+    return Scored(m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, tie, who, changes)
 
 
 def _tie(m: Measured, d: Detection, r: Ranking, propagates: np.ndarray) -> np.ndarray:
@@ -213,9 +201,7 @@ def _caller_support(r: Ranking, graph: Topology, cfg: Config) -> np.ndarray:
     """Return the weight of each row from the anomalous callers its node's anomaly shares."""
     keep = (r.traffic == 1.0) & ~r.censored
     node_sev = node_rules.node_severity(r.explainer_sev, r.place.primary, keep)
-    shared = node_rules.shared_by_callers(
-        node_sev, r.callers, graph, least=cfg.caller_least, ratio=cfg.explains_ratio
-    )
+    shared = node_rules.shared_by_callers(node_sev, r.callers, graph, ratio=cfg.explains_ratio)
     return node_rules.support_weight(
         r.place.primary, shared, step=cfg.support, most=cfg.support_most
     )

@@ -58,7 +58,6 @@ class Detection:
     anomalies: Anomalies
     onset_t: np.ndarray  # unix seconds of each row's onset
     lead: np.ndarray  # seconds from onset to breach start (negative: after it)
-    sla_onset: float | None  # unix seconds where the SLA's own excess began; None: unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,4 +72,3 @@ class Ranking:
     censored: np.ndarray  # onset not seen: already out where the search starts
     base: np.ndarray  # score before explanations
     explainer_sev: np.ndarray  # severity of the rows that may explain others, else 0
-    quiet: np.ndarray  # seconds the SLA stayed normal after each anomaly had grown, past the grace

@@ -7,6 +7,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from correlator.analysis.nodes import metric_kind
+
 # Unit word (a ``_``-separated part of the name, as Prometheus' naming conventions put it)
 # -> the smallest change worth a sigma for a series sitting at zero, where a floor relative
 # to the level gives nothing: half a percentage point, a millisecond, 10 KiB, 0.01 cores.
@@ -56,14 +58,37 @@ def zero_floors(names: list[str | None], spread: np.ndarray, share: float) -> np
     return floor
 
 
-_BUSY_WORDS = frozenset({"utilization", "utilisation", "usage", "util", "busy"})
+# Unit word of a duration -> seconds.
+_SECONDS = {"seconds": 1.0, "ms": 1e-3, "milliseconds": 1e-3, "us": 1e-6, "microseconds": 1e-6}
 
 
 @lru_cache(maxsize=4096)
-def is_utilisation(name: str) -> bool:
-    """Say whether a metric is a resource's busy share in percent (100 is saturation)."""
-    words = name.lower().split("_")
-    return bool(words) and words[-1] == "percent" and not _BUSY_WORDS.isdisjoint(words)
+def seconds_per_unit(name: str) -> float | None:
+    """Return one unit of a duration metric in seconds, from its unit word (None: no unit)."""
+    for word in reversed(name.lower().split("_")):
+        if word in _SECONDS:
+            return _SECONDS[word]
+    return None
+
+
+def latency_share(names: list[str], rises: np.ndarray, sla: str, sla_rise: float) -> np.ndarray:
+    """Return the share of the SLA latency's rise that each latency row's rise (``rises``) is.
+
+    A call 2 ms slower does not make a front end 3 s slower: compared in seconds (or as they
+    are when neither names a unit), a small share carries little of the breach. Rows that
+    are no latency, rose in no comparable unit, or an SLA that is no latency get share 1.
+    """
+    out = np.ones(len(names))
+    if metric_kind(sla) != "latency" or not sla_rise > 0:
+        return out
+    sla_unit = seconds_per_unit(sla)
+    for i, name in enumerate(names):
+        unit = seconds_per_unit(name)
+        if metric_kind(name) != "latency" or (unit is None) != (sla_unit is None):
+            continue
+        if np.isfinite(rises[i]):
+            out[i] = max(float(rises[i]), 0.0) * (unit or 1.0) / (sla_rise * (sla_unit or 1.0))
+    return out
 
 
 # Name words that say which way a metric hurts (a ``_``/``:``/``.``-separated part of its
@@ -90,3 +115,14 @@ def harm_direction(name: str) -> int:
     if not _HURTS_DOWN.isdisjoint(words):
         return -1
     return 1 if not _HURTS_UP.isdisjoint(words) else 0
+
+
+# Label values that say a series counts failures: a log level (Loki), a span status
+# (OpenTelemetry spanmetrics).
+_FAILING = frozenset({"error", "exception", "fatal", "critical", "status_code_error"})
+
+
+def harm_of_labels(labels: dict[str, str]) -> int:
+    """Return +1 for a series of error log lines or error spans, else 0 (not known)."""
+    level = labels.get("level", labels.get("status_code", "")).lower()
+    return 1 if level in _FAILING else 0

@@ -8,6 +8,7 @@ import time
 from sqlalchemy import Engine
 
 from correlator.analysis import AnalysisError, SlaMatchError, analyze
+from correlator.analysis.confidence import say
 from correlator.analysis.render import when
 from correlator.incidents.advice import advise, runbook
 from correlator.incidents.chain import build_chain
@@ -133,6 +134,8 @@ def build_snapshot(
     )
     snap["runbook"] = runbook(sla)
     snap["scope"] = result.get("scope")
+    snap["confidence"] = result.get("confidence")
+    snap["confidence_says"] = say(snap["confidence"]) if snap["confidence"] is not None else None
     snap["breach_end"] = result.get("breach_end")
     snap["chain"] = build_chain(snap["suspects"], sla=sla, topology=topology)
     return snap

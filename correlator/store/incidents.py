@@ -42,6 +42,8 @@ def incident_dict(row: Incident, notes: list[IncidentNote]) -> dict:
         "opened_by": row.opened_by,
         "reranked_at": row.reranked_at,
         "scope": snap.get("scope"),
+        "confidence": snap.get("confidence"),
+        "confidence_says": snap.get("confidence_says"),
         "suspects": snap.get("suspects") or [],
         "changes": snap.get("changes") or [],
         "chain": snap.get("chain") or [],

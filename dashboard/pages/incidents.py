@@ -183,7 +183,7 @@ def _suspects_table(incident: dict) -> html.Div:
 def _body(context: Context, incident: dict) -> list:
     slas = {s["name"]: s for s in context.client.slas()}
     sla = slas.get(incident.get("sla"), {"name": incident.get("sla"), "metric": ""})
-    parts = [html.H3("Ranked suspects"), _suspects_table(incident)]
+    parts = [html.H3("Ranked suspects"), _confidence(incident), _suspects_table(incident)]
     if incident.get("analysis_error"):
         parts.append(error_box(f"Analysis failed: {incident['analysis_error']}"))
     if sla.get("metric"):
@@ -195,6 +195,15 @@ def _body(context: Context, incident: dict) -> list:
             )
         )
     return parts
+
+
+def _confidence(incident: dict) -> html.P:
+    """Say how far to trust the top suspect, as the analysis measured it on real incidents."""
+    p, says = incident.get("confidence"), incident.get("confidence_says")
+    if p is None or not says:
+        return html.P(id="incident-confidence")
+    text = f"Top suspect: {says} ({p:.0%} chance it is a root cause, as measured on past incidents)"
+    return html.P(text, id="incident-confidence", className=f"confidence {says.split(':')[0]}")
 
 
 def _chain(incident: dict) -> html.Div:

@@ -154,3 +154,21 @@ def test_grafana_annotation_is_a_point_then_a_region_tagged_and_linking_back():
     assert req.headers["Authorization"] == "Bearer tok"
     hostile = fmt.render(_message(sla="<script>x</script>"))
     assert "<script>" not in hostile["text"]
+
+
+@pytest.mark.parametrize(
+    ("p", "said"),
+    [
+        (0.83, "| likely (83%): model_input_length_bucket{instance=i-3}"),
+        (0.55, "| possibly (55%): model_input_length_bucket{instance=i-3}"),
+        (0.31, "| unsure (31%): compare the top 3"),
+    ],
+)
+def test_the_first_line_says_how_far_to_trust_the_top_suspect(p, said):
+    msg = _message(confidence=p)
+    assert msg.title == f"[CRITICAL] SLA breach: click_rank_v3 p99 latency {said}"
+    assert msg.confidence == p
+    assert markdown(msg).splitlines()[0].endswith(said)
+    # Without a measured confidence, or once resolved, the title says nothing of it.
+    assert _message().title == "[CRITICAL] SLA breach: click_rank_v3 p99 latency"
+    assert "|" not in _message("resolved", confidence=p, resolved_at=T0 + 600).title

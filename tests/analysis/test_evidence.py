@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from correlator.analysis.evidence import number, series_sentence
+from correlator.analysis.evidence import describe, number, series_sentence
 
 
 @pytest.mark.parametrize(
@@ -44,4 +44,13 @@ def test_a_latency_in_seconds_reads_in_ms():
     )
     assert said.startswith(
         "pod client latency p95 seconds on currencyservice 8.9 ms -> 23.2 ms (+12 sigma) from"
+    )
+
+
+def test_signals_from_calls_and_logs_say_whose_they_are():
+    assert describe(
+        "traces_service_graph_request_server_p90_seconds", {"client": "gw", "server": "cart"}
+    ) == ("cart (server side of gw -> cart): traces service graph request server p90 seconds")
+    assert describe("log_lines:count1m", {"service": "pay", "level": "error"}) == (
+        "error log lines (count1m) on pay"
     )

@@ -87,46 +87,11 @@ def test_a_negligible_move_on_a_series_flat_at_zero_does_not_outrank_a_saturatio
     assert _top(_case(n, breach, edit)) == [("cpu_usage_cores", "pay")]
 
 
-def test_an_earlier_incident_in_the_reference_does_not_hide_the_same_fault_again():
-    n, breach = 720, 600
-    earlier = slice(100, 170)  # the same fault twenty minutes before, inside the reference
-
-    def edit(rows, rng):
-        cart = rows[("cpu_usage_cores", "cart")]
-        cart[earlier] = 0.95 + rng.normal(0, 0.02, 70)
-        cart[breach - 24 :] = 0.95 + rng.normal(0, 0.02, n - breach + 24)
-        rows[("latency_p99_seconds", "front")][earlier] += 0.5
-        memory = rows[("memory_usage_bytes", "pay")]
-        memory[breach - 12 :] += 30 * 2**20  # 15 of its spreads: a real but smaller move
-
-    bundle = _case(n, breach, edit)
-    bundle.sla["breach_start"] = T0 + STEP * breach
-    assert _top(bundle) == [("cpu_usage_cores", "cart")]
-    no_calm = Config(calm_margin_s=1e9)  # every column around the earlier breach: none left
-    assert _top(bundle, config=no_calm) == [("memory_usage_bytes", "pay")]
-
-
-def test_a_cpu_driven_to_saturation_outranks_a_larger_move_in_sigma():
-    n, breach = 720, 600
-
-    def edit(rows, rng):
-        cpu = 20 + rng.normal(0, 8, n)  # a busy share that wanders: a wide spread
-        cpu[breach - 12 :] = 99.6
-        rows[("cpu_usage_rate_percent", "cart")] = cpu
-        memory = rows[("memory_usage_bytes", "pay")]
-        memory[breach - 12 :] += 60 * 2**20  # 30 of its spreads, far from any limit
-
-    bundle = _case(n, breach, edit)
-    assert _top(bundle) == [("cpu_usage_rate_percent", "cart")]
-    in_sigma_only = Config(saturation_percent=1e9)
-    assert _top(bundle, config=in_sigma_only) == [("memory_usage_bytes", "pay")]
-
-
 def test_an_onset_after_the_breach_does_not_outrank_one_before_it():
     n, breach = 720, 600
 
     def edit(rows, rng):
-        rows[("latency_p99_seconds", "cart")][breach - 6 :] += 0.08  # 30 s before
+        rows[("latency_p99_seconds", "cart")][breach - 6 :] += 0.3  # 30 s before
         rows[("cpu_usage_cores", "ship")][breach + 7 :] += 1.5  # 35 s after: a symptom
 
     assert _top(_case(n, breach, edit)) == [("latency_p99_seconds", "cart")]
@@ -150,10 +115,10 @@ def test_a_steady_difference_from_an_old_baseline_does_not_outrank_a_move_in_the
     def edit(rows, rng):
         # Different from the baseline's day all along and steady to the breach: not this incident.
         rows[("cpu_usage_cores", "pay")][:] = 0.98 + rng.normal(0, 0.01, n)
-        rows[("latency_p99_seconds", "mail")][breach - 30 :] += 0.01  # a small move inside
+        rows[("cpu_usage_cores", "mail")][breach - 30 :] += 0.15  # a small move inside
 
     bundle = _case(n, breach, edit, baseline=True)
-    assert _top(bundle) == [("latency_p99_seconds", "mail")]
+    assert _top(bundle) == [("cpu_usage_cores", "mail")]
     # The same difference growing inside the window before the breach keeps its weight.
     cpu = next(
         s for s in bundle.series if s.name == "cpu_usage_cores" and s.labels["service"] == "pay"
@@ -180,22 +145,6 @@ def test_a_move_the_harmless_way_does_not_outrank_the_cause():
     # Told that ship's availability hurts going up, it is the top suspect again.
     told = Config(harm=(("availability_percent", 1),))
     assert _top(bundle, config=told) == [("availability_percent", "ship")]
-
-
-def test_an_anomaly_the_sla_ignored_for_long_does_not_outrank_the_one_it_followed():
-    n, breach = 720, 600
-
-    def edit(rows, rng):
-        # Mail's memory stepped up 20 min before the breach; the SLA stayed normal through it.
-        rows[("memory_usage_bytes", "mail")][breach - 240 :] += 150 * 2**20
-        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.4  # 1 min before: the SLA follows
-
-    bundle = _case(n, breach, edit)
-    assert _top(bundle) == [("cpu_usage_cores", "pay")]
-    mail = next(s for s in analyze(bundle)["suspects"] if s["labels"] == {"service": "mail"})
-    assert "the SLA stayed normal for 20 min after it" in mail["evidence"]
-    # Without the weight, the larger and earlier step comes first.
-    assert _top(bundle, config=Config(quiet_tau_s=1e12)) == [("memory_usage_bytes", "mail")]
 
 
 def test_without_call_edges_a_cause_off_the_sla_node_is_not_pushed_out_of_scope():
@@ -327,9 +276,7 @@ def test_which_rows_are_tried_for_a_ramp_does_not_depend_on_their_input_order():
             kinds=["value"] * 6,
             matrix=np.tile(ramp, (6, 1)),
         )
-        anomalies = onset.detect(
-            sig.matrix * 40, lo=ref_end, active=(n - 10, n - 1), off=2.5, grown_share=0.8
-        )
+        anomalies = onset.detect(sig.matrix * 40, lo=ref_end, active=(n - 10, n - 1), off=2.5)
         assert len(set(anomalies.strength)) == 1  # the tie this test is about
         rows, starts = _ramp_starts(
             sig, anomalies, np.ones(6, bool), b=n - 1, ref_end=ref_end, cfg=cfg
@@ -359,3 +306,91 @@ def test_equally_scored_changes_come_in_the_same_order_whatever_order_they_came_
     listed = [s for s in out if s["kind"] == "change"]
     assert len(listed) == 2 and listed[0]["score"] == listed[1]["score"]
     assert [s.get("id") for s in out] == [s.get("id") for s in again]
+
+
+def _traced(edit) -> Bundle:
+    """Return a case seen through traces only: spanmetrics and servicegraph, no topology.json.
+
+    A gateway calls cart, which calls pay; the SLA is on a front end the traces do not cover.
+    """
+    n, breach = 360, 300
+    rng = np.random.default_rng(5)
+    ts = T0 + STEP * np.arange(n)
+    rows: dict[tuple, np.ndarray] = {}
+    for client, server in (("gateway", "cart"), ("cart", "pay")):
+        edge = (("client", client), ("server", server))
+        rows[("traces_service_graph_request:increase1m", edge)] = 600 + rng.normal(0, 10, n)
+        rows[_client(client)] = 0.02 + rng.normal(0, 0.001, n)
+    for svc in ("gateway", "cart", "pay"):
+        rows[("cpu_usage_cores", (("service", svc),))] = 0.4 + rng.normal(0, 0.02, n)
+        rows[("log_lines:count1m", (("service", svc), ("level", "error")))] = np.zeros(n)
+    front = 0.05 + rng.normal(0, 0.002, n)
+    front[breach:] += 0.5
+    rows[("latency_p99_seconds", (("service", "front"),))] = front
+    edit(rows, rng, breach)
+    series = [make_series(name, dict(labels), ts, v) for (name, labels), v in rows.items()]
+    sla = _sla("latency_p99_seconds", {"service": "front"})
+    return Bundle(series=series, changes=[], topology={}, sla=sla)
+
+
+def _client(svc: str) -> tuple:
+    return (
+        "traces_span_metrics_duration_p99_seconds",
+        (("service", svc), ("span_kind", "SPAN_KIND_CLIENT")),
+    )
+
+
+def test_latency_that_travels_up_the_calls_is_blamed_on_the_callee_that_failed():
+    def edit(rows, rng, breach):
+        # Pay's network turns slow: every caller's client spans wait the extra 0.4 s, the
+        # callers' own rows move far in sigma, and pay logs errors at a modest rate.
+        for svc in ("gateway", "cart"):
+            rows[_client(svc)][breach - 12 :] += 0.4
+        errors = rows[("log_lines:count1m", (("service", "pay"), ("level", "error")))]
+        errors[breach - 12 :] = 4 + rng.poisson(2, len(errors) - breach + 12)
+
+    top, *rest = analyze(_traced(edit))["suspects"]
+    assert (top["metric"], top["labels"]) == (
+        "log_lines:count1m",
+        {"service": "pay", "level": "error"},
+    )
+    assert top["evidence"].startswith("error log lines (count1m) on pay 0 -> 7")
+    # The callers' client spans moved further in sigma and at the same moment: not ahead.
+    callers = [s for s in rest if s["labels"].get("span_kind") == "SPAN_KIND_CLIENT"]
+    assert len(callers) == 2 and all(s["score"] < top["score"] for s in callers)
+
+
+def test_a_call_a_few_milliseconds_slower_does_not_outrank_the_cause_of_a_slow_front():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Ship's p99 is steady to a tenth of a millisecond and rises 3 ms: 30 sigma, but 3 ms
+        # of a 500 ms breach. Pay's CPU rises 0.2 cores: fewer sigma, and the cause.
+        rows[("latency_p99_seconds", "ship")] = 0.01 + rng.normal(0, 1e-4, n)
+        rows[("latency_p99_seconds", "ship")][breach - 12 :] += 0.003
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.2
+
+    bundle = _case(n, breach, edit)
+    assert _top(bundle) == [("cpu_usage_cores", "pay")]
+    # Weighed by sigma alone, the tiny rise comes first.
+    by_sigma = Config(latency_least=1.0)
+    assert _top(bundle, config=by_sigma) == [("latency_p99_seconds", "ship")]
+
+
+def test_traffic_falling_away_explains_nothing_that_follows_it():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Front's traffic falls a fifth 5 min before the breach (users leaving a slow page);
+        # pay's CPU rises 1 min before: a fall in demand loads nobody.
+        rows[("requests_per_second", "front")] = 100 + rng.normal(0, 2, n)
+        rows[("requests_per_second", "front")][breach - 60 :] -= 20
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.3
+
+    bundle = _case(n, breach, edit)
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    calls = [{"from": "service:front", "to": f"service:{svc}"} for svc in SERVICES[1:]]
+    bundle = replace(bundle, topology={"nodes": nodes, "edges": calls})
+    suspects = _suspects(bundle)
+    assert suspects[0][:2] == ("cpu_usage_cores", "pay")
+    assert "follows" not in suspects[0][3]

@@ -42,10 +42,24 @@ def test_metric_kind_by_name():
     assert nodes.metric_kind("requests_sum") == "traffic"
     assert nodes.metric_kind("model_requests_per_second") == "traffic"
     assert nodes.metric_kind("gpu_temperature_celsius") == "other"
+    # the servicegraph connector's request count is traffic, its failures errors
+    assert nodes.metric_kind("traces_service_graph_request:increase1m") == "traffic"
+    assert nodes.metric_kind("traces_service_graph_request_failed_total") == "error"
+
+
+def test_a_callers_view_of_its_calls_is_client_side():
+    names = [
+        "pod_client_latency_p90_seconds",
+        "span_duration_p90_seconds",
+        "span_duration_p90_seconds",
+        "cpu_usage_cores",
+    ]
+    labels = [{}, {"span_kind": "SPAN_KIND_CLIENT"}, {"span_kind": "SPAN_KIND_SERVER"}, {}]
+    assert nodes.client_side(names, labels).tolist() == [True, True, False, False]
 
 
 def test_traffic_of_a_called_node_is_weighted_down():
-    up = nodes.callers(TOPO)
+    up = Topology.from_dict(TOPO).callers
     assert up == {"service:b": {"service:a", "service:d"}, "service:c": {"service:b"}}
     w = nodes.traffic_weight(
         ["requests_sum", "requests_sum", "latency_avg"],
@@ -58,18 +72,19 @@ def test_traffic_of_a_called_node_is_weighted_down():
 
 def test_support_counts_anomalous_callers_of_unexplained_nodes():
     graph = Topology.from_dict(TOPO)
-    up = nodes.callers(TOPO)
+    up = graph.callers
     sev = np.array([0.8, 0.9, 0.6, 0.05, 0.3])
     primary = ["service:a", "service:b", "service:d", "service:c", "service:c"]
     keep = np.array([True, True, True, True, False])
     node_sev = nodes.node_severity(sev, primary, keep)
     assert node_sev == {"service:a": 0.8, "service:b": 0.9, "service:d": 0.6, "service:c": 0.05}
-    shared = nodes.shared_by_callers(node_sev, up, graph, least=0.1, ratio=0.5)
-    # a and d call the more anomalous b: explained by it, they get no count.
-    assert shared == {"service:b": 2}
+    shared = nodes.shared_by_callers(node_sev, up, graph, ratio=0.5)
+    # a and d call the more anomalous b: explained by it, they get no count; c, however
+    # faint, has its one anomalous caller.
+    assert shared == {"service:b": 2, "service:c": 1}
     # c at 0.5 of b's severity explains b: b then gets no count.
     node_sev["service:c"] = 0.45
-    assert "service:b" not in nodes.shared_by_callers(node_sev, up, graph, least=0.1, ratio=0.5)
+    assert "service:b" not in nodes.shared_by_callers(node_sev, up, graph, ratio=0.5)
     w = nodes.support_weight(["service:b", "service:a", None], shared, step=0.25, most=3)
     assert w.tolist() == [1.25, 1.0, 1.0]
     w = nodes.support_weight(["service:b"], {"service:b": 5}, step=0.25, most=3)

@@ -1,11 +1,9 @@
 import numpy as np
 import pytest
 
-from correlator.analysis import Config, onset
+from correlator.analysis import onset
 from correlator.analysis.ranking import family
-from correlator.analysis.topology import Topology, label_nodes
-
-GROWN = Config().grown_share
+from correlator.analysis.topology import Topology, label_nodes, with_calls
 
 
 def test_reference_is_robust_to_outliers():
@@ -29,8 +27,8 @@ def test_detect_finds_onset_of_a_step_despite_noise():
     x[start:] += 8
     x[100] = 9  # one noisy spike long before
     ref = onset.reference(x[None, :120], rel_floor=0.0, abs_floor=1e-9)
-    z = onset.smooth(onset.robust_z(x[None, :], ref), 3)
-    a = onset.detect(z, lo=120, active=(165, 175), off=2.5, grown_share=GROWN)
+    z = onset.robust_z(x[None, :], ref)
+    a = onset.detect(z, lo=120, active=(165, 175), off=2.5)
     assert a.direction[0] == 1 and a.strength[0] > 5
     assert abs(int(a.onset[0]) - start) <= 1
     assert a.persistence[0] > 0.9
@@ -39,9 +37,7 @@ def test_detect_finds_onset_of_a_step_despite_noise():
 def test_detect_sees_drops_too():
     x = np.r_[np.full(50, 10.0), np.full(10, 2.0)]
     ref = onset.reference(x[None, :40], rel_floor=0.02, abs_floor=1e-9)
-    a = onset.detect(
-        onset.robust_z(x[None, :], ref), lo=40, active=(55, 59), off=2.5, grown_share=GROWN
-    )
+    a = onset.detect(onset.robust_z(x[None, :], ref), lo=40, active=(55, 59), off=2.5)
     assert a.direction[0] == -1 and int(a.onset[0]) == 50
 
 
@@ -56,15 +52,15 @@ def test_onset_where_the_search_starts_is_seen_when_the_point_before_is_normal()
         ]
     )
     ref = onset.Reference(np.full(3, 10.0), np.full(3, 1.0), np.full(3, 10))
-    a = onset.detect(onset.robust_z(x, ref), lo=10, active=(12, 14), off=2.5, grown_share=GROWN)
+    a = onset.detect(onset.robust_z(x, ref), lo=10, active=(12, 14), off=2.5)
     assert a.onset.tolist() == [10, 10, 10]
     assert a.censored.tolist() == [False, True, True]
-    a = onset.detect(onset.robust_z(x, ref), lo=0, active=(12, 14), off=2.5, grown_share=GROWN)
+    a = onset.detect(onset.robust_z(x, ref), lo=0, active=(12, 14), off=2.5)
     assert a.onset.tolist() == [10, 8, 0]
     assert a.censored.tolist() == [False, False, True]
 
 
-def test_a_step_has_grown_at_its_onset_and_a_ramp_late():
+def test_a_ramp_begins_where_it_leaves_the_range():
     step = np.r_[np.zeros(20), np.full(20, 10.0)]
     ramp = np.r_[np.zeros(20), np.linspace(0.5, 10.0, 20)]
     ref = onset.Reference(np.zeros(2), np.ones(2), np.full(2, 20))
@@ -73,10 +69,8 @@ def test_a_step_has_grown_at_its_onset_and_a_ramp_late():
         lo=10,
         active=(30, 39),
         off=2.5,
-        grown_share=GROWN,
     )
     assert a.onset.tolist() == [20, 25]  # the ramp leaves the range (2.5) at 3.0
-    assert a.grown.tolist() == [20, 35]  # the ramp first reaches 8 = 0.8 x its peak at 35
 
 
 def test_topology_upstream_and_instance_inherits_calls():
@@ -109,3 +103,42 @@ def test_label_nodes_order_and_family():
     assert label_nodes({"gpu": "0", "host": "h", "instance": "i"}) == ["host:h", "instance:i"]
     assert family("model_latency_p99_ms") == "model_latency"
     assert family("latency_avg") == "latency"
+
+
+def test_calls_measured_on_edges_join_the_topology_once():
+    labels = [
+        {"client": "gw", "server": "cart"},
+        {"client": "gw", "server": "cart", "status": "failed"},
+        {"client": "cart", "server": "cart"},  # a service calling itself adds no edge
+        {"service": "pay"},
+    ]
+    given = {"nodes": [{"id": "service:gw", "kind": "service"}], "edges": []}
+    out = with_calls(given, labels)
+    assert [n["id"] for n in out["nodes"]] == ["service:gw", "service:cart"]
+    assert out["edges"] == [{"from": "service:gw", "to": "service:cart", "kind": "calls"}]
+    assert with_calls(out, labels) == out
+    assert with_calls(given, [{"service": "pay"}]) is given
+    assert label_nodes({"client": "gw", "server": "cart"}) == ["service:cart"]
+    assert label_nodes({"service": "pay", "server": "cart"}) == ["service:pay"]
+
+
+def test_an_sla_outside_the_call_graph_depends_on_its_entry_points():
+    calls = [("gw", "cart"), ("cart", "pay"), ("admin", "pay")]
+    g = Topology.from_dict(
+        {
+            "nodes": [{"id": f"service:{s}"} for s in ("front", "gw", "cart", "pay", "admin")],
+            "edges": [
+                {"from": f"service:{a}", "to": f"service:{b}", "kind": "calls"} for a, b in calls
+            ],
+        }
+    )
+    assert g.callers["service:pay"] == {"service:cart", "service:admin"}
+    assert g.upstream({"service:front"}) == {
+        "service:front": 0,
+        "service:gw": 1,
+        "service:admin": 1,
+        "service:cart": 2,
+        "service:pay": 2,
+    }
+    # An SLA inside the graph keeps its own dependencies.
+    assert g.upstream({"service:cart"}) == {"service:cart": 0, "service:pay": 1}

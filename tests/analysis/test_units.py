@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from correlator.analysis.units import harm_direction, is_utilisation, unit_step
-
-
-@pytest.mark.parametrize(
-    ("name", "busy"),
-    [
-        ("node_cpu_utilization_percent", True),
-        ("cpu_usage_rate_percent", True),
-        ("gpu_utilization_percent", True),
-        ("node_disk_io_utilization_percent", True),
-        ("pod_success_rate_percent", False),  # 100 is healthy, not saturated
-        ("error_rate_percent", False),
-        ("cpu_usage_cores", False),  # no ceiling in the name
-        ("utilization_percent_total", False),
-    ],
+from correlator.analysis.units import (
+    harm_direction,
+    harm_of_labels,
+    latency_share,
+    seconds_per_unit,
+    unit_step,
 )
-def test_a_busy_share_in_percent_is_told_from_other_percentages(name, busy):
-    assert is_utilisation(name) is busy
 
 
 def test_the_unit_word_nearest_the_end_sets_the_step():
@@ -50,3 +40,23 @@ def test_the_unit_word_nearest_the_end_sets_the_step():
 )
 def test_the_way_a_metric_hurts_is_read_from_its_name(name, way):
     assert harm_direction(name) == way
+
+
+def test_failures_are_read_from_a_log_level_or_span_status():
+    assert harm_of_labels({"service": "a", "level": "error"}) == 1
+    assert harm_of_labels({"service": "a", "status_code": "STATUS_CODE_ERROR"}) == 1
+    assert harm_of_labels({"service": "a", "level": "info"}) == 0
+    assert harm_of_labels({"service": "a"}) == 0
+
+
+def test_a_latency_rise_is_weighed_as_a_share_of_the_slas_rise_in_seconds():
+    names = ["call_latency_p99_ms", "db_duration_seconds", "cpu_usage_cores", "latency_avg"]
+    rises = np.array([50.0, 0.002, 3.0, 7.0])
+    share = latency_share(names, rises, "front_latency_p99_seconds", 0.5)
+    # 50 ms of 500 ms; 2 ms of 500 ms; no latency; a latency without a unit is not comparable.
+    assert share == pytest.approx([0.1, 0.004, 1.0, 1.0])
+    assert seconds_per_unit("call_latency_p99_ms") == 1e-3
+    assert seconds_per_unit("latency_avg") is None
+    # An SLA on errors, or one that did not rise, weighs no latency down.
+    assert (latency_share(names, rises, "error_rate", 0.5) == 1).all()
+    assert (latency_share(names, rises, "front_latency_p99_seconds", 0.0) == 1).all()

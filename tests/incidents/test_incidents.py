@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from correlator.analysis import confidence
 from correlator.api.app import create_app
 from correlator.bundle import read_bundle
 from correlator.settings import ServiceSettings
@@ -79,6 +80,8 @@ def test_incident_lifecycle_from_an_imported_bundle(client, engine):
     assert top["metric"] == "model_input_length_bucket"
     assert top["labels"]["model"] == "video_recall_v4"
     assert inc["scope"]["kind"] in ("local", "global")
+    assert 0 < inc["confidence"] < 1
+    assert inc["confidence_says"] == confidence.say(inc["confidence"])
     assert [s["segment"] for s in inc["chain"]] == ["input", "model", "output", "downstream"]
     assert inc["chain"][0]["status"] == "suspect" and inc["chain"][0]["owner"] == "algo"
     assert {c["id"] for c in inc["changes"]} == {"chg-751", "chg-752"}

@@ -101,6 +101,12 @@ class IncidentOut(IncidentSummary):
     opened_by: str
     reranked_at: Number | None = Field(description="unix seconds of the suspects snapshot")
     scope: dict[str, Any] | None = Field(description="local (its labels) or global")
+    confidence: float | None = Field(
+        default=None, description="the chance (0-1) that the top suspect is a root cause"
+    )
+    confidence_says: str | None = Field(
+        default=None, description="likely, possible, or unsure: compare the top 3"
+    )
     suspects: list[Suspect]
     changes: list[dict[str, Any]] = Field(description="changes before the breach, as then")
     chain: list[ChainStep]
