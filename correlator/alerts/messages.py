@@ -70,7 +70,7 @@ class Message:
 
 
 def _trust(p: float, top: str) -> str:
-    """Say in a few words how far to trust the top suspect: ``likely (83 %): what``."""
+    """Say in a few words how far to trust the top suspect: ``likely (83%): what``."""
     said = say(p)
     if said == "likely":
         return f"likely ({p:.0%}): {top}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 
 UNITS = (
@@ -75,8 +76,17 @@ def number(value: float, unit: str = "") -> str:
     return f"{text}{unit}" if unit.startswith(("%", "/")) else f"{text} {unit}".strip()
 
 
+# A recording rule that counts per window (Loki's ``count_over_time``, ``increase``):
+# ``log_lines:count1m`` is lines per minute.
+_PER_WINDOW = re.compile(r":(?:count|increase)(\d+)([smh])$")
+
+
 def unit_of(metric: str) -> str:
     """Return the unit named by a metric's suffix."""
+    per = _PER_WINDOW.search(metric)
+    if per:
+        n, u = per.groups()
+        return "/min" if (n, u) == ("1", "m") else f"/{n}{u}"
     for suffix, unit in UNITS:
         if metric.endswith(suffix):
             return unit
@@ -86,7 +96,8 @@ def unit_of(metric: str) -> str:
 def describe(metric: str, labels: dict[str, str]) -> str:
     """Name a signal for a sentence: metric words plus its most specific label."""
     name, _, rule = metric.removesuffix("_bucket").partition(":")
-    words = name.replace("_", " ") + (f" ({rule})" if rule else "")
+    counted = _PER_WINDOW.search(metric)  # said by the unit ("7/min")
+    words = name.replace("_", " ") + (f" ({rule})" if rule and not counted else "")
     if labels.get("level"):
         words = f"{labels['level']} {words}"
     where = next((labels[k] for k in ("instance", "service", "host", "model") if k in labels), "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from correlator.analysis.evidence import describe, number, series_sentence
+from correlator.analysis.evidence import describe, number, series_sentence, unit_of
 
 
 @pytest.mark.parametrize(
@@ -52,5 +52,7 @@ def test_signals_from_calls_and_logs_say_whose_they_are():
         "traces_service_graph_request_server_p90_seconds", {"client": "gw", "server": "cart"}
     ) == ("cart (server side of gw -> cart): traces service graph request server p90 seconds")
     assert describe("log_lines:count1m", {"service": "pay", "level": "error"}) == (
-        "error log lines (count1m) on pay"
+        "error log lines on pay"
     )
+    assert unit_of("log_lines:count1m") == "/min" and unit_of("x:increase5m") == "/5m"
+    assert describe("job:rate:sum", {}) == "job (rate:sum)"

@@ -354,7 +354,7 @@ def test_latency_that_travels_up_the_calls_is_blamed_on_the_callee_that_failed()
         "log_lines:count1m",
         {"service": "pay", "level": "error"},
     )
-    assert top["evidence"].startswith("error log lines (count1m) on pay 0 -> 7")
+    assert top["evidence"].startswith("error log lines on pay 0/min -> 7/min")
     # The callers' client spans moved further in sigma and at the same moment: not ahead.
     callers = [s for s in rest if s["labels"].get("span_kind") == "SPAN_KIND_CLIENT"]
     assert len(callers) == 2 and all(s["score"] < top["score"] for s in callers)
