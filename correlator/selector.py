@@ -11,6 +11,7 @@ _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(,|$)')
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.S)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+NAME = "__name__"  # the metric name, as a matcher's label
 # Compiled regexes get at most this much memory; a bigger one is refused as too large.
 REGEX_MAX_MEM = 8 << 20
 
@@ -47,10 +48,17 @@ class Selector:
     name: str | None = None
     matchers: tuple[Matcher, ...] = ()
 
+    @property
+    def reads_name(self) -> bool:
+        """Return whether a matcher tests the metric name (``{__name__=~"vllm:.*"}``)."""
+        return any(m.label == NAME for m in self.matchers)
+
     def matches(self, name: str, labels: dict[str, str]) -> bool:
         """Return whether a series is selected."""
         if self.name is not None and name != self.name:
             return False
+        if self.reads_name:
+            labels = with_name(name, labels)
         return all(m.matches(labels) for m in self.matchers)
 
     def cheapest_first(self) -> tuple[Matcher, ...]:
@@ -61,6 +69,11 @@ class Selector:
         """Return the selector as PromQL text (values quoted and escaped)."""
         body = ",".join(f'{m.label}{m.op}"{_quote(m.value)}"' for m in self.matchers)
         return f"{self.name or ''}{{{body}}}" if body else str(self.name)
+
+
+def with_name(name: str, labels: dict[str, str]) -> dict[str, str]:
+    """Return the labels with the metric name as ``__name__``, for matchers that test it."""
+    return {**labels, NAME: name}
 
 
 def _cost(matcher: Matcher) -> int:
@@ -119,10 +132,18 @@ def parse_selector(text: str) -> Selector:
         m = _MATCHER.match(body, pos)
         if m is None:
             raise SelectorError(f"cannot parse label matcher at {body[pos:]!r}")
-        matchers.append(_matcher(m.group(1), m.group(2), m.group(3)))
+        matcher = _matcher(m.group(1), m.group(2), m.group(3))
+        if matcher.label == NAME and matcher.op == "=" and name is None:
+            name = matcher.value  # {__name__="x"} is the selector x
+        else:
+            matchers.append(matcher)
         pos = m.end()
-    if name is None and not matchers:
-        raise SelectorError("a selector needs a metric name or at least one label matcher")
+    if name is None and all(m.matches({}) for m in matchers):
+        # As Prometheus: a selector every series would match is refused, not read whole.
+        raise SelectorError(
+            "a selector needs a metric name or a matcher that does not match the empty "
+            'string, e.g. {job="node"} or {__name__=~"vllm:.*"}'
+        )
     return Selector(name=name, matchers=tuple(matchers))
 
 

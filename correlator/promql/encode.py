@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import orjson
 
-from correlator.promql.evaluate import EvalError, Value
+from correlator.promql.values import EvalError, Value
 
 POSITIONAL = (1e-4, 1e16)  # magnitudes whose repr() is already Prometheus' positional text
 

@@ -13,13 +13,14 @@ import numpy as np
 def window_rates(
     ts: np.ndarray, values: np.ndarray, starts: np.ndarray, ends: np.ndarray, func: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``func`` (rate, increase or irate) of each window [starts[i], ends[i]] of one series.
+    """Return ``func`` (rate, increase, delta or irate) of each window [starts[i], ends[i]].
 
     Returns the values and whether each window has one (two samples or more). rate and
     increase are Prometheus 2.x ``extrapolatedRate``: counter resets add the value before
     the drop; the result is extrapolated to each edge of the window when the first/last
     sample lies within 1.1 average intervals of it, else by half an interval, never below
-    zero, by one factor (as Prometheus multiplies). irate is the per-second change between
+    zero, by one factor (as Prometheus multiplies); delta the same for a gauge (no resets, no
+    floor). irate is the per-second change between
     the last two samples (a drop: a reset, the last value). All windows at once, as arrays.
     """
     count = starts.size
@@ -39,13 +40,16 @@ def window_rates(
             return np.where(present, change / (gap / 1000), np.nan), present
         first_i = np.clip(lo, 0, ts.size - 1)
         first, first_t = values[first_i], ts[first_i]
-        result = last - first + _resets(values, lo, hi, present)
+        counter = func != "delta"  # delta: a gauge's change, no resets, may go below zero
+        result = last - first
+        if counter:
+            result = result + _resets(values, lo, hi, present)
         to_start = (first_t - starts) / 1000
         to_end = (ends - last_t) / 1000
         sampled = (last_t - first_t) / 1000
         average = sampled / (hi - lo - 1)
         to_zero = sampled * (first / result)
-        from_zero = (result > 0) & (first >= 0) & (to_zero < to_start)
+        from_zero = counter & (result > 0) & (first >= 0) & (to_zero < to_start)
         to_start = np.where(from_zero, to_zero, to_start)
         threshold = average * 1.1
         interval = sampled + np.where(to_start < threshold, to_start, average / 2)

@@ -4,9 +4,11 @@ Gauges and cumulative sums become series as they are. Delta sums (and delta hist
 increments that the store adds onto the series' stored total, so every stored series is a
 level or a cumulative counter. Explicit-bucket histograms become a Prometheus histogram family
 (``_bucket`` with cumulative ``le`` counts, ``_sum``, ``_count``); summaries become
-``{quantile=...}`` gauges with ``_sum`` and ``_count``. Points flagged "no recorded value"
-are skipped; NaN or infinite values, points without a value and exponential histograms are
-rejected (counted in the response's partial success). Names and labels: ``otlp_names``.
+``{quantile=...}`` gauges with ``_sum`` and ``_count``. A point flagged "no recorded value"
+(the series stopped) becomes a staleness marker of each of its series, as Prometheus' own
+OTLP receiver writes (delta points excepted: their running total holds). NaN or infinite
+values, points without a value and exponential histograms are rejected (counted in the
+response's partial success). Names and labels: ``otlp_names``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Decoded:
 
     batch: Batch
     deltas: list[SeriesBatch]
+    markers: list[SeriesBatch] = field(default_factory=list)  # no recorded value: stopped
     rejected: int = 0
     reasons: list[str] = field(default_factory=list)
     delta_paths: list[str] = field(default_factory=list)  # each delta's metric, for errors
@@ -81,6 +84,7 @@ class _Series:
 
     def __init__(self, out: Decoded, max_series: int, max_samples: int):
         self.groups: dict[tuple, tuple[str, bool, str, dict, list, list]] = {}
+        self.stops: dict[tuple, tuple[str, str, dict, list]] = {}
         self.out, self.max_series, self.max_samples, self.points = out, max_series, max_samples, 0
 
     def add(self, path: str, name: str, labels: dict, t: float, v: float, *, delta: bool):
@@ -99,6 +103,19 @@ class _Series:
         group[4].append(t)
         group[5].append(v)
 
+    def stop(self, path: str, name: str, labels: dict, t: float) -> None:
+        """Note a point flagged as having no recorded value: the series stopped at ``t``."""
+        key = (name, tuple(sorted(labels.items())))
+        group = self.stops.get(key)
+        if group is None:
+            if len(self.stops) >= self.max_series:
+                raise BatchError("body", f"more than {self.max_series} series in one request")
+            group = self.stops[key] = (path, name, labels, [])
+        self.points += 1
+        if self.points > self.max_samples:
+            raise BatchError("body", f"more than {self.max_samples} samples in one request")
+        group[3].append(t)
+
 
 def _seconds(point, path: str) -> float:
     if not point.time_unix_nano:
@@ -115,9 +132,11 @@ def _temporality(data, path: str) -> bool:
 
 def _numbers(acc: _Series, points, path: str, name: str, base: dict, *, delta: bool) -> None:
     for n, p in enumerate(points):
-        if p.flags & NO_RECORDED_VALUE:
-            continue
         where = f"{path}.dataPoints[{n}]"
+        if p.flags & NO_RECORDED_VALUE:
+            if not delta:  # a delta's total holds; a level or total stops, as a stale marker
+                acc.stop(where, name, base | labels_from(p.attributes), _seconds(p, where))
+            continue
         kind = p.WhichOneof("value")
         if kind is None:
             acc.out.reject(1, f"{name}: a number data point without a value")
@@ -134,9 +153,11 @@ def labels_from(attributes) -> dict[str, str]:
 
 def _histograms(acc: _Series, points, path: str, name: str, base: dict, *, delta: bool) -> None:
     for n, p in enumerate(points):
-        if p.flags & NO_RECORDED_VALUE:
-            continue
         where = f"{path}.dataPoints[{n}]"
+        if p.flags & NO_RECORDED_VALUE:
+            if not delta:
+                _stop_all(acc, where, name, p, base, le=list(p.explicit_bounds))
+            continue
         bounds, counts = list(p.explicit_bounds), list(p.bucket_counts)
         if counts and len(counts) != len(bounds) + 1:
             raise BatchError(
@@ -159,11 +180,33 @@ def _histograms(acc: _Series, points, path: str, name: str, base: dict, *, delta
         acc.add(where, f"{name}_count", labels, t, float(p.count), delta=delta)
 
 
+def _stop_all(
+    acc: _Series,
+    where: str,
+    name: str,
+    point,
+    base: dict,
+    *,
+    le: list[float] | None = None,
+    quantiles: list[float] | None = None,
+) -> None:
+    """Note that every series of a histogram (``le``) or summary point stopped."""
+    t, labels = _seconds(point, where), base | labels_from(point.attributes)
+    if le is not None:
+        for bound in [*(bound_text(b) for b in le), "+Inf"]:
+            acc.stop(where, f"{name}_bucket", labels | {"le": bound}, t)
+    for q in quantiles or ():
+        acc.stop(where, name, labels | {"quantile": bound_text(q)}, t)
+    acc.stop(where, f"{name}_sum", labels, t)
+    acc.stop(where, f"{name}_count", labels, t)
+
+
 def _summaries(acc: _Series, points, path: str, name: str, base: dict) -> None:
     for n, p in enumerate(points):
-        if p.flags & NO_RECORDED_VALUE:
-            continue
         where = f"{path}.dataPoints[{n}]"
+        if p.flags & NO_RECORDED_VALUE:
+            _stop_all(acc, where, name, p, base, quantiles=[q.quantile for q in p.quantile_values])
+            continue
         t, labels = _seconds(p, where), base | labels_from(p.attributes)
         for q in p.quantile_values:
             quantile = labels | {"quantile": bound_text(q.quantile)}
@@ -228,4 +271,21 @@ def decode_metrics(
             out.delta_paths.append(path.rpartition(".dataPoints[")[0] or path)
         else:
             out.batch.series.append(series)
+    for path, name, labels, stamps in acc.stops.values():
+        raw = {
+            "name": name,
+            "labels": labels,
+            "timestamps": stamps,
+            "values": [math.nan] * len(stamps),
+        }
+        out.markers.append(
+            parse_series(
+                raw,
+                path,
+                allow_non_finite=True,
+                max_labels=max_labels,
+                max_label_value=max_label_value,
+                not_after=not_after,
+            )
+        )
     return out

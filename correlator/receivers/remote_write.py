@@ -2,15 +2,18 @@
 
 Samples go through the same checks as ``/api/v1/ingest`` (``collector.schema.parse_series``).
 Stale markers (the NaN with bits 0x7ff0000000000002 that Prometheus writes when a series
-disappears) are not data points: they are skipped. Other NaN and +-Inf samples are skipped
-too, since the store holds finite numbers only; both are counted in the result.
+disappears) are not data points: they come apart in ``markers``, stored as the times the
+series stopped, so a query after one no longer finds the series (as in Prometheus). Other
+NaN and +-Inf samples are skipped, since the store holds finite numbers only; both kinds
+are counted in the result.
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from operator import attrgetter
 
 from google.protobuf.message import DecodeError
@@ -22,6 +25,7 @@ from collector.schema import (
     MAX_SERIES_PER_BATCH,
     Batch,
     BatchError,
+    SeriesBatch,
     parse_series,
 )
 from correlator.receivers.remote_pb2 import WriteRequest  # type: ignore[attr-defined]  # protoc-built
@@ -29,6 +33,7 @@ from correlator.receivers.remote_pb2 import WriteRequest  # type: ignore[attr-de
 STALE_NAN = 0x7FF0000000000002  # Prometheus' staleness marker (value.StaleNaN)
 _BITS = struct.Struct("<d")
 _AS_INT = struct.Struct("<Q")
+NAN = math.nan
 _NAME_VALUE = attrgetter("name", "value")
 
 
@@ -37,6 +42,7 @@ class Decoded:
     """A write request as a batch, with what was skipped."""
 
     batch: Batch
+    markers: list[SeriesBatch] = field(default_factory=list)  # staleness markers per series
     stale: int = 0
     non_finite: int = 0
     histograms: int = 0
@@ -47,11 +53,14 @@ def is_stale(value: float) -> bool:
     return _AS_INT.unpack(_BITS.pack(value))[0] == STALE_NAN
 
 
-def _skip(out: Decoded, values: list[float]) -> None:
-    """Count non-finite values skipped: stale markers apart from other NaN and +-Inf."""
-    stale = sum(1 for v in values if math.isnan(v) and is_stale(v))
-    out.stale += stale
-    out.non_finite += len(values) - stale
+def _skip(out: Decoded, stamps: list[float], values: list[float], marks: list[float]) -> None:
+    """Keep the stale markers' times in ``marks``; count them and the other non-finite values."""
+    for t, v in zip(stamps, values, strict=True):
+        if math.isnan(v) and is_stale(v):
+            marks.append(t)
+            out.stale += 1
+        else:
+            out.non_finite += 1
 
 
 def _labels(pairs, path: str) -> tuple[str, dict[str, str]]:
@@ -88,7 +97,7 @@ def decode_write_request(
     if total > max_samples:
         raise BatchError("timeseries", f"{total} samples exceed the limit of {max_samples}")
     # Prometheus sends a sample per entry: entries with the same labels make one series.
-    groups: dict[tuple, tuple[int, list[float], list[float]]] = {}
+    groups: dict[tuple, tuple[int, list[float], list[float], list[float]]] = {}
     out = Decoded(Batch(series=[]))
     for i, entry in enumerate(request.timeseries):
         if entry.histograms:
@@ -98,7 +107,7 @@ def decode_write_request(
         if group is None:
             if len(groups) >= max_series:
                 raise BatchError("timeseries", f"more than {max_series} series in one request")
-            group = groups[key] = (i, [], [])
+            group = groups[key] = (i, [], [], [])
         samples = entry.samples
         if len(samples) == 1:  # how Prometheus sends: one sample per entry
             sample = samples[0]
@@ -107,29 +116,34 @@ def decode_write_request(
                 group[1].append(sample.timestamp / 1000.0)
                 group[2].append(value)
             else:
-                _skip(out, [value])
+                _skip(out, [sample.timestamp / 1000.0], [value], group[3])
             continue
         values = [s.value for s in samples]
         stamps = [s.timestamp / 1000.0 for s in samples]
         if not math.isfinite(sum(values)):
+            bad = [(t, v) for t, v in zip(stamps, values, strict=True) if not math.isfinite(v)]
+            _skip(out, [t for t, _ in bad], [v for _, v in bad], group[3])
             kept = [(t, v) for t, v in zip(stamps, values, strict=True) if math.isfinite(v)]
-            _skip(out, [v for v in values if not math.isfinite(v)])
             stamps, values = [t for t, _ in kept], [v for _, v in kept]
         group[1].extend(stamps)
         group[2].extend(values)
-    for first, stamps, values in groups.values():
-        if not stamps:
-            continue  # nothing but stale markers: no series to create
+    check = partial(
+        parse_series, max_labels=max_labels, max_label_value=max_label_value, not_after=not_after
+    )
+    for first, stamps, values, marks in groups.values():
+        if not stamps and not marks:
+            continue
         path = f"timeseries[{first}]"
         name, labels = _labels(request.timeseries[first].labels, path)
-        raw = {"name": name, "labels": labels, "timestamps": stamps, "values": values}
-        out.batch.series.append(
-            parse_series(
-                raw,
-                path,
-                max_labels=max_labels,
-                max_label_value=max_label_value,
-                not_after=not_after,
-            )
-        )
+        if stamps:
+            raw = {"name": name, "labels": labels, "timestamps": stamps, "values": values}
+            out.batch.series.append(check(raw, path))
+        if marks:
+            raw = {
+                "name": name,
+                "labels": labels,
+                "timestamps": marks,
+                "values": [NAN] * len(marks),
+            }
+            out.markers.append(check(raw, path, allow_non_finite=True))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
@@ -15,7 +16,7 @@ from correlator.store.deltas import cumulate
 from correlator.store.engine import write_transaction
 from correlator.store.events import insert_events
 from correlator.store.samples import columns_of, insert_columns, sample_columns
-from correlator.store.series import ensure_series
+from correlator.store.series import ensure_series, series_ids_by_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class IngestResult:
     samples: int
     inserted: int
     events: int
+    markers: int = 0  # stale markers stored (no-value samples of known series)
 
 
 class SeriesCache:
@@ -82,11 +84,14 @@ def store_batch(
     batch: Batch,
     cache: SeriesCache | None = None,
     deltas: Sequence[SeriesBatch] = (),
+    markers: Sequence[SeriesBatch] = (),
 ) -> IngestResult:
     """Write a whole batch or nothing; (series, ts) pairs and event ids already stored are kept.
 
     ``deltas`` hold increments (OTLP delta sums): each is stored as the series' running total
-    (``correlator.store.deltas``) in the same transaction.
+    (``correlator.store.deltas``) in the same transaction. ``markers`` hold staleness markers
+    (the times a series stopped): stored as samples without a value (NULL) for series the
+    store or this batch already holds; a marker of a series never seen creates nothing.
     """
     cache = cache or SeriesCache()
     idents = [s.ident for s in batch.series]
@@ -117,5 +122,32 @@ def store_batch(
         # Totals go keyed, after: a later late point raises stored ones in place.
         inserted += insert_columns(conn=conn, cols=columns_of(totals), runs_ok=False)
         events = insert_events(conn=conn, events=batch.events)
+        stored_markers = _insert_markers(conn, markers, ids, cache) if markers else 0
     cache.remember(new_ids)
-    return IngestResult(series=len(keyed), samples=samples, inserted=inserted, events=events)
+    return IngestResult(
+        series=len(keyed),
+        samples=samples,
+        inserted=inserted,
+        events=events,
+        markers=stored_markers,
+    )
+
+
+def _insert_markers(
+    conn: Connection, markers: Sequence[SeriesBatch], ids: dict[tuple, int], cache: SeriesCache
+) -> int:
+    """Store staleness markers (NULL samples) of series already known; return how many."""
+    idents = [m.ident for m in markers]
+    known, missing = cache.lookup([i for i in idents if i not in ids])
+    by_key = {m.key: m.ident for m in markers if m.ident in missing}
+    found = series_ids_by_key(conn=conn, keys=list(by_key))
+    known |= ids | {by_key[k]: sid for k, sid in found.items()}
+    kept = [m for m in markers if m.ident in known]
+    if not kept:
+        return 0
+    cols = sample_columns(
+        [known[m.ident] for m in kept],
+        [m.timestamps for m in kept],
+        [[math.nan] * len(m.timestamps) for m in kept],  # no value: stopped here
+    )
+    return insert_columns(conn=conn, cols=cols)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, select
 
 from collector.schema import series_key
-from correlator.selector import Matcher, Selector
+from correlator.selector import Matcher, Selector, with_name
 from correlator.store.bounds import ReadTooSlow, check_deadline
 from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement, upsert_insert
 from correlator.store.engine import driver_connection
@@ -77,6 +77,11 @@ def _ids_by_key(conn: Connection, column_table, keys: list[str]) -> dict[str, in
         stmt = select(column_table.key, column_table.id).where(column_table.key.in_(chunk))
         out.update(dict(conn.execute(stmt).all()))
     return out
+
+
+def series_ids_by_key(*, conn: Connection, keys: list[str]) -> dict[str, int]:
+    """Return key -> id of the stored series among ``keys`` (``series_key``); none created."""
+    return _ids_by_key(conn, Series, keys)
 
 
 def ensure_series(
@@ -213,6 +218,7 @@ class _Matching:
 
     def __init__(self, selector: Selector, deadline: float | None):
         self.matchers = selector.cheapest_first()
+        self.reads_name = selector.reads_name
         self.deadline = deadline
         self.memo: list[dict[str, bool]] = [{} for _ in self.matchers]
 
@@ -221,7 +227,7 @@ class _Matching:
         for i, (sid, name, labels) in enumerate(rows):
             if i % DEADLINE_ROWS == 0:
                 check_deadline(self.deadline)
-            if self.labels(labels):
+            if self.labels(with_name(name, labels) if self.reads_name else labels):
                 out.append(SeriesInfo(sid, name, labels))
                 if limit is not None and len(out) >= limit:
                     return True

@@ -66,18 +66,18 @@ def test_prometheus_api_client_reads_ranges_and_instants(engine):
 
 
 def test_an_unsupported_query_gets_prometheus_bad_data(client):
-    params = {"query": "topk(3, temp)", "start": data.START, "end": data.END, "step": "60s"}
+    params = {"query": "limitk(3, temp)", "start": data.START, "end": data.END, "step": "60s"}
     for resp in (
         client.get("/api/v1/query_range", params=params),
         client.post("/api/v1/query_range", data=params),
-        client.get("/api/v1/query", params={"query": "temp > 1"}),
+        client.get("/api/v1/query", params={"query": "temp[5m]"}),
     ):
         assert resp.status_code == 400, resp.text
         body = resp.json()
         assert set(body) == {"status", "errorType", "error"}
         assert body["status"] == "error" and body["errorType"] == "bad_data"
     assert (
-        "aggregation topk is not supported"
+        "aggregation limitk is not supported"
         in client.post("/api/v1/query_range", data=params).json()["error"]
     )
 

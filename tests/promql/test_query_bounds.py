@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
@@ -16,7 +17,7 @@ from collector.schema import Batch, SeriesBatch
 from correlator.api.app import create_app
 from correlator.api.read_limits import ReadLimits
 from correlator.api.routes import promql as routes
-from correlator.promql import evaluate as evaluate_module
+from correlator.promql import range_functions as rates_module
 from correlator.promql.evaluate import EvalError, steps_of
 from correlator.promql.plan import Unsupported, parse_query
 from correlator.promql.scan import MAX_NESTING, MAX_OPERATORS, ShapeError, check_shape
@@ -213,7 +214,7 @@ def test_the_shape_scan_moves_past_digits_outside_ascii(query):
 def test_evaluation_past_the_deadline_is_503_and_stops(store, monkeypatch):
     """The deadline covers evaluation, not only the fetch: a slow evaluation stops at a tick."""
     calls = []
-    rate = evaluate_module.window_rates
+    rate = rates_module.window_rates
 
     def slow_once(*args, **kwargs):
         if not calls:
@@ -221,14 +222,14 @@ def test_evaluation_past_the_deadline_is_503_and_stops(store, monkeypatch):
         calls.append(1)
         return rate(*args, **kwargs)
 
-    monkeypatch.setattr(evaluate_module, "window_rates", slow_once)
+    monkeypatch.setattr(rates_module, "window_rates", slow_once)
     with _client(store, read_timeout_seconds=1.0) as http:
         params = {"query": "rate(req_total[5m])", "start": data.START, "end": data.END, "step": 15}
         resp = http.get("/api/v1/query_range", params=params)
         assert resp.status_code == 503, resp.text
         assert resp.json()["errorType"] == "timeout"
         assert len(calls) == 1  # it stopped at the next tick, before the next series
-        monkeypatch.setattr(evaluate_module, "window_rates", rate)
+        monkeypatch.setattr(rates_module, "window_rates", rate)
         assert http.get("/api/v1/query_range", params=params).status_code == 200
 
 
@@ -257,3 +258,32 @@ def test_a_refused_query_keeps_no_frame_that_holds_its_arrays(store):
         frames.append(tb.tb_frame.f_code.co_name)
         tb = tb.tb_next
     assert "encode" not in frames and "_answer" not in frames, frames
+
+
+def test_a_day_long_latency_panel_answers_and_the_bound_counts_the_answer(tmp_path):
+    """The points bound counts what a query answers, not the stored samples it reads."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'day.db'}")
+    upgrade(engine)
+    end = data.END
+    ts = np.arange(end - 86_400, end + 1, 15, dtype=float)
+    batch = []
+    for pod in range(20):  # 20 pods x 5 buckets: 100 series, 576,100 samples over 24 h
+        total = np.cumsum(np.full(ts.size, 3.0 + pod))
+        for share, le in ((0.3, "0.1"), (0.6, "0.25"), (0.8, "0.5"), (0.95, "1"), (1.0, "+Inf")):
+            labels = {"pod": f"p{pod}", "le": le}
+            batch.append(SeriesBatch("x_bucket", labels, ts.tolist(), (total * share).tolist()))
+    store_batch(engine=engine, batch=Batch(batch))
+    panel = "histogram_quantile(0.99, sum by (le) (rate(x_bucket[1m])))"
+    params = {"query": panel, "start": end - 86_400 + 60, "end": end, "step": 15}
+    with _client(engine) as http:  # the default bound: 500,000 points
+        resp = http.get("/api/v1/query_range", params=params)
+        assert resp.status_code == 200, resp.text
+        (series,) = resp.json()["data"]["result"]
+        assert len(series["values"]) == 5757
+        every = http.get("/api/v1/query_range", params={**params, "query": "x_bucket"})
+        assert every.status_code == 422, every.text
+        assert "the answer holds 575,700 points" in every.json()["error"]
+    with _client(engine, read_max_points=50_000) as http:  # 400,000 samples may be read
+        resp = http.get("/api/v1/query_range", params=params)
+        assert resp.status_code == 422 and "reads more than 400,000 stored samples" in resp.text
+    engine.dispose()

@@ -156,6 +156,30 @@ def test_protobuf_gzip_and_partial_success(client):
     assert count_rows(client.engine) == 1  # the gauge; "no recorded value" is no point
 
 
+def _instant(client, query: str, seconds: float) -> list:
+    params = {"query": query, "time": NS / 1e9 + seconds}
+    return client.get("/api/v1/query", params=params).json()["data"]["result"]
+
+
+def test_no_recorded_value_ends_the_series_as_a_stale_marker(client):
+    assert _post_json(client, export(GAUGE, COUNTER, HISTOGRAM)).status_code == 200
+    stopped = {"flags": 1, "attributes": MODEL}
+    gauge = dict(GAUGE, gauge={"dataPoints": [_point({}, 30, **stopped)]})
+    hist = dict(
+        HISTOGRAM,
+        histogram={
+            "aggregationTemporality": 2,
+            "dataPoints": [_point({}, 30, explicitBounds=[64, 256], **stopped)],
+        },
+    )
+    assert _post_json(client, export(gauge, hist)).status_code == 200
+    everything = '{__name__=~"gpu_temperature_celsius|model_input_length_.*"}'
+    assert len(_instant(client, everything, 20)) == 6  # gauge, 3 buckets, _sum, _count
+    assert _instant(client, everything, 31) == []  # stopped at 30 s, not 5 minutes later
+    assert len(_instant(client, "model_requests_total", 31)) == 1  # its points go on
+    assert _one(client, "gpu_temperature_celsius")[1][-1][0] == NS / 1e9 + 30
+
+
 def _bad_bucket_counts():
     bad = json.loads(json.dumps(HISTOGRAM))
     bad["histogram"]["dataPoints"][0]["bucketCounts"] = ["1", "2"]

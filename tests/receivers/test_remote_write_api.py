@@ -24,7 +24,12 @@ def _values(client, match: str) -> list[tuple[float, float]]:
     return [(float(t), float(v)) for t, v in result[0]["values"]]
 
 
-def test_samples_arrive_once_and_stale_markers_are_not_points(client):
+def _instant(client, query: str, at_ms: int) -> list:
+    params = {"query": query, "time": at_ms / 1000}
+    return client.get("/api/v1/query", params=params).json()["data"]["result"]
+
+
+def test_samples_arrive_once_and_stale_markers_end_the_series(client):
     gpu = {"__name__": "gpu_utilization_percent", "host": "h1", "job": "node", "empty": ""}
     request = write_request(
         [
@@ -46,12 +51,17 @@ def test_samples_arrive_once_and_stale_markers_are_not_points(client):
     }
     again = _post(client, snappy(request))  # what Prometheus does after a lost answer
     assert again.status_code == 200 and again.json()["inserted"] == 0
-    assert count_rows(client.engine) == 3
-    assert _values(client, 'gpu_utilization_percent{host="h1",job="node"}') == [
-        (1_700_000_000.0, 35.0),
-        (1_700_000_015.0, 36.5),
-        (1_700_000_030.0, 37.0),
-    ]
+    # Three samples and gpu's marker, a row without a value; gone_metric was never seen:
+    # its marker creates nothing.
+    assert count_rows(client.engine) == 4
+    assert client.get("/api/v1/series", params={"match[]": "gone_metric"}).json()["data"] == []
+    stored = _values(client, 'gpu_utilization_percent{host="h1",job="node"}')
+    assert stored[:3] == [(1_700_000_000.0, 35.0), (1_700_000_015.0, 36.5), (1_700_000_030.0, 37.0)]
+    assert stored[3][0] == 1_700_000_045.0 and math.isnan(stored[3][1])  # the gap, as a bundle
+    # PromQL: the series is there until its marker, then gone (not for 5 more minutes).
+    assert _instant(client, "gpu_utilization_percent", T0 + 44_000)[0]["value"][1] == "37"
+    assert _instant(client, "gpu_utilization_percent", T0 + 46_000) == []
+    assert _instant(client, "count(gpu_utilization_percent)", T0 + 60_000) == []
     listed = client.get("/api/v1/series", params={"match": "gpu_utilization_percent"}).json()
     assert listed["data"][0]["labels"] == {"host": "h1", "job": "node"}  # "" is no label
 

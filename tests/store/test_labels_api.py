@@ -104,3 +104,23 @@ def test_metric_catalog_counts_series_and_names_labels(reader):
     first = reader.get("/api/v1/metadata/metrics", params={"limit": 2}).json()
     assert [r["name"] for r in first["data"]] == ["gpu_utilization_percent", "latency_avg"]
     assert first["warnings"] == ["results truncated due to limit"]
+
+
+def test_match_on_the_metric_name_by_regex(reader):
+    """Grafana's label_values({__name__=~"vllm:.*"}, model_name): the name is a label too."""
+    params = {"match[]": '{__name__=~"latency_.*"}'}
+    services = reader.get("/api/v1/label/service/values", params=params).json()["data"]
+    assert services == ["PetSite", "petInfo_AWS::DynamoDB::Table"]
+    found = reader.get("/api/v1/series", params=params).json()["data"]
+    assert sorted(s["__name__"] for s in found) == ["latency_avg", "latency_avg", "latency_p99"]
+    names = reader.get("/api/v1/labels", params={"match[]": '{__name__=~"gpu_.*|model_.*"}'})
+    assert names.json()["data"] == ["__name__", "gpu", "host", "le", "model"]
+    exact = reader.get("/api/v1/series", params={"match[]": '{__name__="latency_p99"}'})
+    assert [s["service"] for s in exact.json()["data"]] == ["PetSite"]
+
+
+def test_a_selector_matching_everything_is_refused(reader):
+    for match in ('{__name__=~".*"}', '{service=~".*"}', '{service=""}'):
+        resp = reader.get("/api/v1/label/service/values", params={"match[]": match})
+        assert resp.status_code == 422, (match, resp.text)
+        assert "does not match the empty string" in resp.json()["detail"]["reason"]

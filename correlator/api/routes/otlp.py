@@ -97,7 +97,7 @@ async def otlp_metrics(request: Request) -> Response:
         return _error(400, "body", str(exc), is_json)
     except BatchError as exc:
         return _error(400, exc.path, exc.reason, is_json)
-    if decoded.batch.series or decoded.deltas:
+    if decoded.batch.series or decoded.deltas or decoded.markers:
         try:
             await run_in_threadpool(
                 store_batch,
@@ -105,6 +105,7 @@ async def otlp_metrics(request: Request) -> Response:
                 batch=decoded.batch,
                 cache=request.app.state.series_cache,
                 deltas=decoded.deltas,
+                markers=decoded.markers,
             )
         except DeltaOverflow as exc:
             field = decoded.delta_paths[exc.index]

@@ -24,15 +24,19 @@ from correlator.promql.encode import encode
 from correlator.promql.evaluate import EvalError, Raw, run, steps_of
 from correlator.promql.plan import MAX_DURATION_MS, Unsupported, parse_query
 from correlator.selector import Selector
-from correlator.store.bounds import ReadBoundError, check_deadline
+from correlator.store.bounds import ReadBoundError, TooManyPoints, check_deadline
 from correlator.store.samples import read_range
 from correlator.store.series import match_series
 
 router = APIRouter(tags=["query"])
 MAX_RESOLUTION = 11_000  # points per series, as Prometheus
-# Series x steps one evaluation may hold, per point a read may take: a selector matching
-# many series, evaluated at many steps, must not fill memory (Prometheus: query.max-samples).
+# CAUSELINE_READ_MAX_POINTS bounds the points a query answers (series x steps). What it may
+# hold on the way is a multiple of that: series x steps held by its selectors together, and
+# stored samples read (about 40 bytes each at the peak), so a 24 h panel over a few hundred
+# series answers while one query stays within a few hundred MB (Prometheus:
+# query.max-samples).
 EVAL_POINTS_PER_READ_POINT = 10
+SAMPLES_PER_READ_POINT = 8
 FORM = "application/x-www-form-urlencoded"
 Param = Annotated[str | None, Query(description="as Prometheus' HTTP API (also a POST form)")]
 # No response_model here: answers and errors are Prometheus' own documents, built once with
@@ -106,46 +110,53 @@ def _step_ms(text: str | None) -> int:
     return step
 
 
-def _fetcher(engine, limits: ReadLimits, steps: int):
-    """Return a fetch for the evaluator, within the request's series and points bounds."""
+def _fetcher(engine, limits: ReadLimits):
+    """Return a fetch for the evaluator, within the request's series and samples bounds."""
     series_seen: set[int] = set()
-    points = 0
-    held = limits.max_points * EVAL_POINTS_PER_READ_POINT
+    samples = 0
+    budget = limits.max_points * SAMPLES_PER_READ_POINT
 
     def fetch(selector: Selector, start_ms: int, end_ms: int) -> list[Raw]:
-        nonlocal points
+        nonlocal samples
         infos = match_series(  # no connection held while label regexes run
             engine=engine, selector=selector, limit=limits.max_series + 1, deadline=limits.deadline
         )
         series_seen.update(s.id for s in infos)
         if len(series_seen) > limits.max_series:
             raise limits.too_many_series(limits.max_series)
-        if len(series_seen) * steps > held:
+        try:
+            with engine.connect() as conn:
+                data = read_range(
+                    conn=conn,
+                    series_ids=[s.id for s in infos],
+                    start=start_ms / 1000,
+                    end=end_ms / 1000,
+                    max_points=budget - samples,
+                    deadline=limits.deadline,
+                )
+        except TooManyPoints:
             raise EvalError(
-                f"{len(series_seen)} series at {steps} steps would hold more than "
-                f"{held:,} points: narrow the selector or raise step"
-            )
-        with engine.connect() as conn:
-            data = read_range(
-                conn=conn,
-                series_ids=[s.id for s in infos],
-                start=start_ms / 1000,
-                end=end_ms / 1000,
-                max_points=limits.max_points - points,
-                deadline=limits.deadline,
-            )
+                f"the query reads more than {budget:,} stored samples ({SAMPLES_PER_READ_POINT} "
+                "x CAUSELINE_READ_MAX_POINTS): narrow the selector or shorten the range"
+            ) from None
         out = []
         for info in infos:
             got = data.get(info.id)
             if got is None:
                 continue
-            points += got.ts.size
-            keep = ~np.isnan(got.values)  # NULL samples: no sample, like a stale marker
-            ts = np.rint(got.ts[keep] * 1000).astype(np.int64)
-            out.append(Raw({"__name__": info.name, **info.labels}, ts, got.values[keep]))
+            samples += got.ts.size
+            ts = np.rint(got.ts * 1000).astype(np.int64)  # NULL values stay: stale markers
+            out.append(Raw({"__name__": info.name, **info.labels}, ts, got.values))
         return out
 
     return fetch
+
+
+def _answer_points(value) -> int:
+    """Return the points an answer holds: series x the steps each has a value at."""
+    if isinstance(value, np.ndarray):
+        return value.size
+    return sum(int(v.present.sum()) for v in value)
 
 
 def _answer(
@@ -156,7 +167,14 @@ def _answer(
     def tick() -> None:
         check_deadline(limits.deadline)
 
-    value = run(node, steps, _fetcher(engine, limits, len(steps)), tick)
+    held = limits.max_points * EVAL_POINTS_PER_READ_POINT
+    value = run(node, steps, _fetcher(engine, limits), tick, max_points=held)
+    points = _answer_points(value)
+    if points > limits.max_points:
+        raise EvalError(
+            f"the answer holds {points:,} points, more than {limits.max_points:,} "
+            "(CAUSELINE_READ_MAX_POINTS): narrow the selector, aggregate, or raise step"
+        )
     return encode(value, steps, instant=instant, tick=tick, max_bytes=max_bytes)
 
 

@@ -81,7 +81,7 @@ async def remote_write(request: Request, _writer: IngestDep) -> WriteOut:
         raise HTTPException(400, {"field": "body", "reason": str(exc)}) from exc
     except BatchError as exc:
         raise HTTPException(400, {"field": exc.path, "reason": exc.reason}) from exc
-    if not decoded.batch.series:  # metadata only, or nothing but stale markers
+    if not decoded.batch.series and not decoded.markers:  # metadata only
         return WriteOut(
             series=0,
             samples=0,
@@ -95,6 +95,7 @@ async def remote_write(request: Request, _writer: IngestDep) -> WriteOut:
         engine=request.app.state.engine,
         batch=decoded.batch,
         cache=request.app.state.series_cache,
+        markers=decoded.markers,
     )
     return WriteOut(
         series=result.series,
