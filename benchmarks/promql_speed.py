@@ -41,13 +41,14 @@ def fleet(nodes: int, start: int, end: int) -> list[Series]:
     """Return the dashboards' samples, each series copied for ``nodes`` instances."""
     exprs = [e for found in dashboards.expressions().values() for e in found]
     base = dashboards.samples(exprs, start, end)
-    out = list(base)
+    out = {(s.name, tuple(sorted(s.labels.items()))): s for s in base}
     for n in range(2, nodes + 1):
         for s in base:
             if "instance" in s.labels:
                 labels = {**s.labels, "instance": f"node{n}:9100"}
-                out.append(Series(s.name, labels, s.ts, s.values * (1 + n / 100)))
-    return out
+                copy = Series(s.name, labels, s.ts, s.values * (1 + n / 100))
+                out.setdefault((s.name, tuple(sorted(labels.items()))), copy)
+    return list(out.values())
 
 
 def store(url: str, series: list[Series]) -> None:

@@ -3,7 +3,8 @@
 Runs every ``eval`` block of ``tests/promql/prometheus-testdata/*.test`` (Prometheus v2.42.0)
 through causeline's planner and evaluator and prints, per file, the blocks that pass, differ
 (a wrong answer: the tests fail on any), are refused as unsupported (400 ``bad_data``) or
-load samples the store cannot hold (NaN or infinite values); then the refusals by reason.
+agree over samples the store does not hold (NaN or infinite values: "unstorable"); then the
+refusals by reason.
 
     python benchmarks/promql_testdata.py            # the table and the reasons
     python benchmarks/promql_testdata.py --list     # every block that does not pass

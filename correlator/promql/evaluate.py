@@ -79,7 +79,7 @@ def _instant(node: Select, steps: np.ndarray, ctx: Context, times: bool = False)
         idx = np.searchsorted(raw.ts, at, side="right") - 1
         safe = np.clip(idx, 0, None)
         values = raw.values[safe]
-        present = (idx >= 0) & (raw.ts[safe] >= at - LOOKBACK_MS) & ~np.isnan(values)
+        present = (idx >= 0) & (raw.ts[safe] >= at - LOOKBACK_MS) & ~raw.markers()[safe]
         if times:
             values = raw.ts[safe] / 1000.0
         out.append(Vec(raw.labels, np.where(present, values, np.nan), present))

@@ -26,11 +26,17 @@ class Raw:
 
     labels: dict[str, str]
     ts: np.ndarray
-    values: np.ndarray  # NaN: a staleness marker
+    values: np.ndarray
+    # Which samples are staleness markers; None: the NaN ones (the store holds no other NaN).
+    stale: np.ndarray | None = None
+
+    def markers(self) -> np.ndarray:
+        """Return which samples are staleness markers."""
+        return np.isnan(self.values) if self.stale is None else self.stale
 
     def samples(self) -> tuple[np.ndarray, np.ndarray]:
         """Return the timestamps and values without staleness markers."""
-        keep = ~np.isnan(self.values)
+        keep = ~self.markers()
         return (self.ts, self.values) if keep.all() else (self.ts[keep], self.values[keep])
 
 

@@ -62,7 +62,11 @@ class Eval:
 
 @dataclass
 class Outcome:
-    """What became of an eval block: pass, differ, unsupported or unstorable, and why."""
+    """What became of an eval block: pass, differ, unsupported or unstorable, and why.
+
+    unstorable: the evaluator's answer agrees, over samples holding NaN or infinite values,
+    which the store does not hold.
+    """
 
     case: Eval
     status: str
@@ -226,7 +230,7 @@ def memory_fetch(data: list[Loaded], unstorable: list[str]) -> Callable:
             if real.size and not np.isfinite(real).all():
                 unstorable.append(f"{name} holds NaN or infinite samples")
             if keep.any():
-                out.append(Raw(dict(series.labels), ts[keep], values[keep]))
+                out.append(Raw(dict(series.labels), ts[keep], values[keep], stale[keep]))
         return out
 
     return fetch
@@ -278,12 +282,14 @@ def run_case(case: Eval) -> Outcome:
         return Outcome(case, "unsupported", str(exc))
     except EvalError as exc:
         return Outcome(case, "pass" if case.kind == "eval_fail" else "differ", f"error: {exc}")
-    if unstorable:
-        return Outcome(case, "unstorable", unstorable[0])
     if case.kind == "eval_fail":
         return Outcome(case, "differ", "answered where Prometheus refuses")
     why = _compare(case, value)
-    return Outcome(case, "differ" if why else "pass", why)
+    if why:
+        return Outcome(case, "differ", why)
+    if unstorable:  # the evaluator agrees; the store would not hold these samples
+        return Outcome(case, "unstorable", unstorable[0])
+    return Outcome(case, "pass")
 
 
 def run_file(path: Path) -> list[Outcome]:
