@@ -13,11 +13,14 @@ from correlator.analysis.render import when
 from correlator.incidents.advice import advise, runbook
 from correlator.incidents.chain import build_chain
 from correlator.incidents.history import latest_breach
+from correlator.incidents.scope import MAX_SERIES, scope_of
 from correlator.promsource.reader import PromSourceError
+from correlator.selector import selector_from_labels
 from correlator.store.changes import query_changes
 from correlator.store.oncall import who_is_on_call
 from correlator.store.recordings import read_baseline, recording_at
 from correlator.store.samples import time_bounds
+from correlator.store.series import find_series
 from correlator.store.slas import get_sla
 from correlator.store.topology import read_topology
 from correlator.store.windows import MetricSource, bundle_for_sla
@@ -58,7 +61,16 @@ def analyze_window(
             baseline = read_baseline(conn=conn, recording_id=recorded.id)
         else:
             start, stop, baseline = anchor - BEFORE_S, min(end, anchor + AFTER_S), None
-        bundle = bundle_for_sla(conn=conn, sla=sla, start=start, end=stop, source=source)
+        scope = scope_of(sla, _own_labels(conn, sla), read_topology(conn=conn))
+        bundle = bundle_for_sla(
+            conn=conn,
+            sla=sla,
+            start=start,
+            end=stop,
+            source=source,
+            rank=scope.rank,
+            max_series=MAX_SERIES,
+        )
     bundle.baseline = baseline
     if given and at is not None:
         bundle.sla["breach_start"] = at
@@ -71,7 +83,17 @@ def analyze_window(
         "recording": recorded.source if recorded is not None else None,
         "baseline": baseline is not None,
     }
+    if "scope" in bundle.extra:  # a store past MAX_SERIES: what was read, of what
+        result["window"]["series_read"] = bundle.extra["scope"]
     return result
+
+
+def _own_labels(conn, sla: dict) -> list[dict[str, str]]:
+    """Return the label sets of the stored series the SLA covers (at most 1,000)."""
+    selector = selector_from_labels(sla.get("metric") or None, sla.get("labels") or {})
+    if selector.name is None and not selector.matchers:
+        return []
+    return [s.labels for s in find_series(conn=conn, selector=selector, limit=1000)]
 
 
 def analyze_stored(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from correlator.bundle import Bundle, Series
 from correlator.selector import selector_from_labels
@@ -26,6 +27,10 @@ class MetricSource(Protocol):
         """Return the named metrics' series in [start, end]."""
 
 
+Rank = Callable[[str, dict[str, str]], int | None]  # a series' distance from the SLA, or None
+PAGE = 5_000  # series rows looked at per query while scoping
+
+
 def bundle_for_sla(
     *,
     conn: Connection,
@@ -33,29 +38,83 @@ def bundle_for_sla(
     start: float,
     end: float,
     source: MetricSource | None = None,
+    rank: Rank | None = None,
+    max_series: int | None = None,
 ) -> Bundle:
-    """Return a bundle of every series and change in [start, end] with the SLA given."""
+    """Return a bundle of the series and changes in [start, end] with the SLA given.
+
+    Every series, unless the store and the source hold more than ``max_series``: then only
+    those ``rank`` places in scope are read, the nearest first, at most ``max_series`` in all,
+    and ``bundle.extra["scope"]`` says how many were read of how many in scope.
+    """
     outside = source.metrics if source is not None else frozenset()
-    meta = {
-        sid: (name, labels)
-        for sid, name, labels in conn.execute(
-            select(SeriesRow.id, SeriesRow.name, SeriesRow.labels)
-        )
-        if name not in outside
-    }
+    bounded = rank is not None and max_series is not None
+    scoped = bounded and _count(conn) > (max_series or 0)
+    in_scope = 0
+    if scoped:
+        assert rank is not None and max_series is not None
+        meta, in_scope = _in_scope(conn, outside, rank, max_series)
+    else:
+        rows = conn.execute(select(SeriesRow.id, SeriesRow.name, SeriesRow.labels))
+        meta = {sid: (name, labels) for sid, name, labels in rows if name not in outside}
     data = read_range(conn=conn, series_ids=meta, start=start, end=end)
     series = [
         Series(name=meta[sid][0], labels=meta[sid][1], ts=d.ts, values=d.values)
         for sid, d in sorted(data.items())
     ]
-    if source is not None:
-        series += source.read(names=sorted(outside), start=start, end=end)
+    found = source.read(names=sorted(outside), start=start, end=end) if source else []
+    extra: dict = {}
+    if bounded and (scoped or len(series) + len(found) > (max_series or 0)):
+        assert rank is not None and max_series is not None
+        if not scoped:
+            in_scope = len(series)
+        ranked = sorted(
+            (r, i) for i, s in enumerate(found) if (r := rank(s.name, s.labels)) is not None
+        )
+        found = [found[i] for _, i in ranked[: max(0, max_series - len(series))]]
+        extra["scope"] = {
+            "read": len(series) + len(found),
+            "in_scope": in_scope + len(ranked),
+            "max_series": max_series,
+            "capped": in_scope + len(ranked) > max_series,
+        }
     return Bundle(
-        series=series,
+        series=series + found,
         changes=[c for c in list_changes(conn=conn, start=start, end=end)],
         topology=read_topology(conn=conn),
         sla=dict(sla),
+        extra=extra,
     )
+
+
+def _count(conn: Connection) -> int:
+    return int(conn.execute(select(func.count()).select_from(SeriesRow)).scalar_one())
+
+
+def _in_scope(
+    conn: Connection, outside: frozenset[str], rank: Rank, limit: int
+) -> tuple[dict[int, tuple[str, dict]], int]:
+    """Return the nearest ``limit`` stored series in scope and how many are in scope.
+
+    The catalogue is looked at a page at a time; only series in scope are kept.
+    """
+    found: list[tuple[int, int, str, dict]] = []
+    after = 0
+    while True:
+        rows = conn.execute(
+            select(SeriesRow.id, SeriesRow.name, SeriesRow.labels)
+            .where(SeriesRow.id > after)
+            .order_by(SeriesRow.id)
+            .limit(PAGE)
+        ).all()
+        for sid, name, labels in rows:
+            if name not in outside and (r := rank(name, labels)) is not None:
+                found.append((r, sid, name, labels))
+        if len(rows) < PAGE:
+            break
+        after = rows[-1][0]
+    found.sort()
+    return {sid: (name, labels) for _, sid, name, labels in found[:limit]}, len(found)
 
 
 def sla_series(

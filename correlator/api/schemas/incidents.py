@@ -129,6 +129,15 @@ class EvaluationOut(Out):
     reason: str | None = Field(None, description="why nothing changed")
 
 
+class SeriesRead(Out):
+    """How many series a store past the bound let the analysis read, of those in scope."""
+
+    read: int
+    in_scope: int = Field(description="series the SLA's scope names")
+    max_series: int
+    capped: bool = Field(description="true when series in scope were left out")
+
+
 class AnalysisWindow(Out):
     """The stored window the analysis read, and how the breach time was found."""
 
@@ -137,6 +146,9 @@ class AnalysisWindow(Out):
     recording: str | None = Field(description="the imported incident the window is from")
     baseline: bool
     breach: str | None = Field(None, examples=["given", "threshold"])
+    series_read: SeriesRead | None = Field(
+        None, description="present when the store held more series than one analysis reads"
+    )
 
 
 class AnalysisOut(Out):
