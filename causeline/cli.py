@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 # Each module defines ``register(subparsers)``; the server stack is imported only
@@ -68,7 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         for name in ("alembic", "httpx", "httpcore"):  # one line per request is debug output
             logging.getLogger(name).setLevel(logging.WARNING)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away (| head) shows here, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader of our output left (`causeline incident show 2 | head`): stop quietly,
+        # with stdout pointed at nothing so the interpreter's last flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command ended by SIGPIPE
     except CliError as exc:
         print(f"causeline {args.command}: error: {exc}", file=sys.stderr)
         return 2

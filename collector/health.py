@@ -28,6 +28,7 @@ class AgentHealth:
         self.spool_bytes = 0
         self.spool_files = 0
         self.destinations: dict[str, AgentHealth] = {}
+        self.token_refused = False  # the destination refused the token (401/403) last time
         self.own_delivery = True  # False: no unlabelled delivery figures (no causeline ingest)
 
     def add_destination(self, name: str, health: AgentHealth) -> None:
@@ -75,3 +76,4 @@ class AgentHealth:
         out.add("causeline_agent_last_success_timestamp_seconds", self.last_success_ts, labels)
         out.add("causeline_agent_spool_bytes", self.spool_bytes, labels)
         out.add("causeline_agent_spool_batches", self.spool_files, labels)
+        out.add("causeline_agent_token_refused", float(self.token_refused), labels)

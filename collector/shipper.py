@@ -3,9 +3,12 @@
 ``SpoolSender`` is the delivery thread every destination shares (spool, backoff,
 drain on stop); ``Shipper`` sends to causeline's ingest API. A batch leaves its
 spool only once the service answered 200 (stored) or 422 (refused for good: set
-aside in ``rejected/``). Connection errors, 401, 429 and 5xx are retried with
+aside in ``rejected/``). Connection errors, 429 and 5xx are retried with
 exponential backoff and full jitter; the service stores each (series,
-timestamp) once, so a repeated send never double-counts.
+timestamp) once, so a repeated send never double-counts. A refused token (401, 403)
+keeps the data but is no passing fault: the sender says so as an error every
+``REFUSED_RETRY_S``, tries again only that often, and reports
+``causeline_agent_token_refused`` 1 until a send succeeds.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collector.spool import Spool, SpoolEntry
 
 log = logging.getLogger(__name__)
 INGEST_PATH = "/api/v1/ingest"
+REFUSED_RETRY_S = 300.0  # a refused token is retried this often (a new one may be issued)
 
 
 class Backoff:
@@ -73,6 +77,7 @@ class SpoolSender:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._wait: float | None = None  # the next retry's wait, when not the backoff's
 
     def wake(self) -> None:
         """Tell the thread that a new batch is in the spool."""
@@ -85,8 +90,26 @@ class SpoolSender:
     def _delivered(self, entry: SpoolEntry) -> bool:
         self.spool.remove(entry)
         self.health.sent(entry.samples, self._wallclock())
+        self.health.token_refused = False
         self.backoff.reset()
         return True
+
+    def _refused(self, entry: SpoolEntry, why: str) -> bool:
+        """Keep the batch after a refused token; say so as an error, retry only now and then."""
+        self.health.count("send_failures")
+        self.health.token_refused = True
+        self._wait = REFUSED_RETRY_S
+        log.error(
+            "%s refused the token (%s): nothing is delivered until it is fixed (--token, or "
+            "`causeline token create NAME` on the service); %d batch(es) kept in %s, next try "
+            "in %.0f s",
+            self.url,
+            why,
+            len(self.spool),
+            self.spool.directory,
+            REFUSED_RETRY_S,
+        )
+        return False
 
     def _failed(self, entry: SpoolEntry, why: str) -> bool:
         self.health.count("send_failures")
@@ -118,7 +141,8 @@ class SpoolSender:
                 self._wake.wait(1.0)
                 self._wake.clear()
             elif result is False:
-                self._stop.wait(self.backoff.next_delay())
+                wait, self._wait = self._wait, None
+                self._stop.wait(wait if wait is not None else self.backoff.next_delay())
 
     def start(self) -> None:
         """Start the delivery thread."""
@@ -203,8 +227,8 @@ class Shipper(SpoolSender):
             return True
         if resp.status_code == 413:
             return self._split(entry, body)
-        if resp.status_code == 401:
-            return self._failed(entry, "401: the service refused the token; check --token")
+        if resp.status_code in (401, 403):
+            return self._refused(entry, f"HTTP {resp.status_code}: {resp.text[:200]}")
         return self._failed(entry, f"HTTP {resp.status_code}: {resp.text[:200]}")
 
     def _split(self, entry: SpoolEntry, body: bytes) -> bool:

@@ -166,3 +166,45 @@ def test_env_diff_names_iso_times_and_logs_no_requests(fingerprint_server, capsy
     assert "A = n1 (2024-12-03T10:00:00Z)" in out and "1733220000" not in out
     assert "kernel  6.1.0-25  ->  6.1.0-26" in out
     assert "HTTP Request" not in err + caplog.text
+
+
+def test_a_mistyped_sqlite_path_is_refused_not_created(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'typo-dir' / 'x.db'}"
+    assert main(["incident", "list", "--database-url", url]) == 2
+    err = capsys.readouterr().err
+    assert "no causeline database at" in err and "typo-dir" in err and "db upgrade" in err
+    assert not (tmp_path / "typo-dir").exists()
+
+
+def test_a_postgres_scheme_url_is_postgresql(capsys):
+    from tests.conftest import PG_URL, require_postgres
+
+    require_postgres()
+    plain = PG_URL.replace("postgresql+psycopg://", "postgres://")
+    assert main(["db", "upgrade", "--database-url", plain]) == 0
+    assert main(["incident", "list", "--database-url", plain]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    """`causeline ... | head` closes the pipe early: no traceback, SIGPIPE's status."""
+    code = (  # a command printing 16 MB; its reader stops after one line
+        "import argparse, sys\n"
+        "from causeline import cli\n"
+        "real = argparse.ArgumentParser.parse_args\n"
+        "def parse(self, *a, **k):\n"
+        "    ns = real(self, *a, **k)\n"
+        "    ns.func = lambda args: [print('x' * 80) for _ in range(200_000)] and 0\n"
+        "    return ns\n"
+        "argparse.ArgumentParser.parse_args = parse\n"
+        "sys.exit(cli.main(['openapi']))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # what head does after its lines
+    err = proc.stderr.read().decode()
+    assert proc.wait(30) == 141, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err

@@ -85,6 +85,7 @@ def import_cmd(args) -> int:
     engine = _engine(args.database_url)
     try:
         summary = import_bundle(engine=engine, bundle=bundle, progress=Progress("importing"))
+        breach = _breach_of(engine, bundle, summary.window)
     finally:
         engine.dispose()
     print(
@@ -104,7 +105,41 @@ def import_cmd(args) -> int:
         )
     for what in summary.skipped:
         print(f"  skipped: {what}")
+    if summary.window is not None:
+        _print_next(args, bundle, summary.window, breach)
     return 0
+
+
+def _breach_of(engine, bundle, window) -> float | None:
+    """Return when the imported window's breach starts (declared, or found in its data)."""
+    from correlator.incidents.history import latest_breach
+
+    if window is None:
+        return None
+    sla = {**bundle.sla, "name": bundle.sla["name"]}
+    past = latest_breach(engine, sla, end=window[1])
+    return past.start if past is not None and past.start >= window[0] else None
+
+
+def _print_next(args, bundle, window: tuple[float, float], breach: float | None) -> None:
+    """Print what opens the imported incident and where its board is."""
+    from correlator.alerts.messages import board_url
+    from correlator.analysis.render import when
+
+    model = (bundle.sla.get("labels") or {}).get("model") or bundle.sla.get("model") or ""
+    url = board_url("http://127.0.0.1:8400", model=model, start=window[0], end=window[1])
+    where = f" --database-url {args.database_url}" if args.database_url else ""
+    if breach is None:
+        print("  no breach found in its data: nothing to open (see `causeline analyze`)")
+    else:
+        at = breach + float(bundle.sla.get("for_seconds") or 0) + 60
+        print(
+            f"  breach from {when(breach)}; open its incident (ranked suspects, alerts):\n"
+            f"    causeline incident evaluate --at {round(at)}{where}\n"
+            "    (with the service running: POST /api/v1/evaluate?at="
+            f"{round(at)} with a write token)"
+        )
+    print(f"  its board (with `causeline up` or `serve` on :8400): {url}")
 
 
 def _write(out: str, bundle) -> None:

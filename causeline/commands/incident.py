@@ -96,6 +96,20 @@ def _get(args) -> dict:
     return got
 
 
+def _suspect_words(top: dict) -> str:
+    """Return a top suspect as `metric{where}`: its metric and the labels that say where."""
+    if not top:
+        return "-"
+    if top.get("kind") == "change" or not top.get("metric"):
+        return str(top.get("id") or "-")
+    labels = top.get("labels") or {}
+    where = ",".join(f"{k}={labels[k]}" for k in WHERE_LABELS if labels.get(k))
+    return f"{top['metric']}{{{where}}}" if where else str(top["metric"])
+
+
+WHERE_LABELS = ("service", "model", "instance", "host", "gpu", "pod")  # in this order
+
+
 def list_cmd(args) -> int:
     """Print incident summaries."""
     from correlator.store.incidents import list_incidents
@@ -103,8 +117,7 @@ def list_cmd(args) -> int:
     with reading(args) as conn:
         rows = list_incidents(conn=conn, status=args.status)
     for r in rows:  # stored text is printed escaped: a name must not drive the terminal
-        top = r["top_suspect"] or {}
-        what = printable(top.get("metric") or top.get("id") or "-")
+        what = printable(_suspect_words(r["top_suspect"] or {}))
         status, sla = printable(r["status"]), printable(r["sla"])
         print(f"{r['id']:>4} {status:8} {when(r['breach_start']):17} {sla:40} top: {what}")
     if not rows:
@@ -201,6 +214,9 @@ def resolve_cmd(args) -> int:
     return 0
 
 
+EVALUATED_NOTHING = 3  # exit status: another process holds the lease, or no SLA is stored
+
+
 def evaluate_cmd(args) -> int:
     """Run one evaluation pass."""
     from correlator.incidents.evaluator import evaluate_once, holder_name
@@ -212,10 +228,22 @@ def evaluate_cmd(args) -> int:
             engine, holder=holder_name(), now=args.at, settings=settings, source=source
         )
         show(report)
-        if report.get("reason"):
-            print(f"nothing opened or resolved: {report['reason']}", file=sys.stderr)
     finally:
         engine.dispose()
         if source is not None:
             source.close()
+    if not report["held_lease"]:  # evaluated nothing: say why and how, exit non-zero
+        at = int(report["at"]) if report.get("at") is not None else "UNIX_SECONDS"
+        print(
+            f"causeline incident evaluate: error: nothing evaluated: {report['reason']}, e.g.\n"
+            "  curl -X POST -H 'Authorization: Bearer TOKEN' "
+            f"'http://SERVICE:8400/api/v1/evaluate?at={at}'",
+            file=sys.stderr,
+        )
+        return EVALUATED_NOTHING
+    if not report["checked"]:
+        print(f"causeline incident evaluate: error: {report['reason']}", file=sys.stderr)
+        return EVALUATED_NOTHING
+    if report.get("reason"):
+        print(f"nothing opened or resolved: {report['reason']}", file=sys.stderr)
     return 0

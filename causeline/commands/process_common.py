@@ -5,23 +5,46 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import os
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 from causeline.cli import CliError
 from causeline.commands.common import add_database_option
 
 
 def open_engine(url):
-    """Return an engine on an up-to-date schema (the embedded file by default)."""
+    """Return an engine on an up-to-date schema (the embedded file by default).
+
+    A SQLite file named by --database-url or $CAUSELINE_DATABASE_URL must exist: a mistyped
+    path would otherwise become an empty database that answers "no incidents".
+    """
     from causeline.commands.db import ensure_schema
     from correlator.settings import resolve_database_url
     from correlator.store.engine import make_engine
 
+    given = url or os.environ.get("CAUSELINE_DATABASE_URL")
     url = resolve_database_url(url)
+    if given:
+        require_sqlite_file(url)
     ensure_schema(url)
     return make_engine(url)
+
+
+def require_sqlite_file(url: str) -> None:
+    """Raise CliError when a SQLite URL names a file that does not exist."""
+    from sqlalchemy.engine import make_url
+
+    if not url.startswith("sqlite"):
+        return
+    path = make_url(url).database
+    if path and path != ":memory:" and not Path(path).exists():
+        raise CliError(
+            f"no causeline database at {Path(path).resolve()}: check --database-url (or "
+            "$CAUSELINE_DATABASE_URL); `causeline db upgrade --database-url URL` creates one"
+        )
 
 
 @contextmanager

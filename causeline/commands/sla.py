@@ -12,6 +12,7 @@ from causeline.commands.process_common import (
     key_values,
     reading,
     show,
+    when,
     writing,
 )
 from correlator.text import argument_problem, not_utf8, printable
@@ -150,18 +151,25 @@ def add_cmd(args) -> int:
 
 def condition(sla: dict) -> str:
     """Return the breach condition of an SLA in words."""
-    if "op" not in sla:
-        return f"breach from {sla.get('breach_start')}"
+    if "op" not in sla:  # an imported incident's SLA: its breach time is declared
+        start = sla.get("breach_start")
+        return f"declared breach from {when(start)}" if start is not None else "declared breach"
     held = f" for {sla['for_seconds']:g}s" if sla.get("for_seconds") else ""
     return f"{sla['aggregate']} {sla['op']} {sla['threshold']:g}{held}"
 
 
 def list_cmd(args) -> int:
     """Print the SLAs as a table."""
+    from correlator.store.recordings import list_recordings
     from correlator.store.slas import list_slas
 
     with reading(args) as conn:
         rows = list_slas(conn=conn)
+        declared: dict[str, float] = {}  # an imported incident's breach, by its SLA
+        for window in list_recordings(conn=conn):
+            if window.breach_start is not None:
+                declared[window.sla] = max(declared.get(window.sla, 0.0), window.breach_start)
+    rows = [{**s, "breach_start": s.get("breach_start") or declared.get(s["name"])} for s in rows]
     if not rows:
         print("no SLAs; add one with `causeline sla add`")
         return 0

@@ -12,9 +12,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 
 def with_driver(url: str) -> str:
-    """Return the URL with psycopg named for a plain ``postgresql://`` one."""
-    if url.startswith("postgresql://"):
-        return "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    """Return the URL with psycopg named for a plain ``postgresql://`` or ``postgres://`` one.
+
+    ``postgres://`` is libpq's other spelling (Heroku's, many platforms'); SQLAlchemy knows
+    only ``postgresql``.
+    """
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url.removeprefix(plain)
     return url
 
 

@@ -11,6 +11,7 @@ import time
 import httpx
 import pytest
 
+from collector import shipper as shipping
 from collector.agent import Agent
 from collector.batcher import Batcher
 from collector.health import AgentHealth
@@ -132,14 +133,27 @@ def test_refused_batch_is_set_aside_not_retried_forever(tmp_path, caplog):
     assert "series[0].values[1]" in caplog.text
 
 
-def test_bad_token_keeps_the_data(tmp_path, caplog):
+@pytest.mark.parametrize("code", [401, 403])
+def test_a_refused_token_keeps_the_data_says_so_and_stops_hammering(tmp_path, caplog, code):
     caplog.set_level(logging.WARNING)
-    service = Service([401, 401])
+    service = Service([code, code])
     spool = Spool(str(tmp_path))
     spool.put(_batch())
-    shipper = _shipper(spool, service)
+    health = AgentHealth()
+    shipper = _shipper(spool, service, health=health)
     assert shipper.send_one() is False and len(spool) == 1
-    assert "refused the token" in caplog.text
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors and "refused the token" in errors[0].getMessage()
+    assert "causeline token create" in errors[0].getMessage()
+    assert health.token_refused
+    assert ("causeline_agent_token_refused", 1.0) in [
+        (s.name, s.value) for s in health.reading({}).samples
+    ]
+    waits: list[float] = []
+    shipper._stop.wait = lambda t: (waits.append(t), shipper._stop.set())[1]  # type: ignore
+    shipper._run()  # the thread's loop: one failed send, then its wait
+    assert waits == [shipping.REFUSED_RETRY_S]  # not the 0.5-30 s backoff of a passing fault
+    assert shipper.send_one() is True and not health.token_refused  # a new token: delivered
 
 
 def test_too_large_batch_is_split(tmp_path):

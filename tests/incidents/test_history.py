@@ -90,10 +90,17 @@ def test_incident_evaluate_says_who_holds_the_lease(capsys, db_url, engine):
     import_bundle(engine=engine, bundle=read_bundle(PETSHOP))
     with write_transaction(engine) as conn:
         assert take_lease(conn=conn, name=LEASE, holder="svc-host:4242:ab", now=1e10, seconds=1e9)
-    assert main(["incident", "evaluate", "--at", "1681886000", "--database-url", db_url]) == 0
-    out = json.loads(capsys.readouterr().out)
+    assert main(["incident", "evaluate", "--at", "1681886000", "--database-url", db_url]) == 3
+    said = capsys.readouterr()
+    out = json.loads(said.out)
     assert out["held_lease"] is False
     assert "svc-host:4242:ab" in out["reason"] and "POST /api/v1/evaluate" in out["reason"]
+    assert "nothing evaluated" in said.err and "/api/v1/evaluate?at=1681886000" in said.err
+
+
+def test_incident_evaluate_with_no_sla_exits_non_zero(capsys, db_url, engine):
+    assert main(["incident", "evaluate", "--at", "1681886000", "--database-url", db_url]) == 3
+    assert "no SLA is stored" in capsys.readouterr().err
 
 
 def test_evaluate_with_nothing_to_check_says_why(engine):
@@ -141,3 +148,31 @@ def test_a_sample_stamped_years_ahead_does_not_hide_the_latest_breach(engine):
     assert [_suspect(s) for s in after["suspects"][:5]] == [
         _suspect(s) for s in before["suspects"][:5]
     ]
+
+
+def test_import_says_how_to_open_its_incident_and_that_command_opens_it(capsys, db_url, engine):
+    bundle_dir = str(PUBLIC.parent / "06-gpu-thermal")
+    assert main(["import", bundle_dir, "--database-url", db_url]) == 0
+    said = capsys.readouterr().out
+    command = next(line.strip() for line in said.splitlines() if "incident evaluate" in line)
+    assert "/board?model=video_recall_v4&from=" in said
+    assert main(command.removeprefix("causeline ").split()) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["opened"]) == 1, report
+
+
+def test_lists_say_where_the_top_suspect_is_and_when_a_declared_breach_began(
+    capsys, db_url, engine
+):
+    import_bundle(engine=engine, bundle=read_bundle(PETSHOP))
+    assert main(["sla", "list", "--database-url", db_url]) == 0
+    listed = capsys.readouterr().out
+    assert "declared breach from 2023-" in listed and "None" not in listed
+    bundle = read_bundle(PETSHOP)
+    at = str(round(bundle.sla["breach_start"] + 60))
+    assert main(["incident", "evaluate", "--at", at, "--database-url", db_url]) == 0
+    capsys.readouterr()
+    assert main(["incident", "list", "--database-url", db_url]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    top = analyze(bundle)["suspects"][0]
+    assert f"top: {top['metric']}{{" in line and f"service={top['labels']['service']}" in line
