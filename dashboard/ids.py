@@ -22,6 +22,7 @@ BOARD_STATUS = "board-status"
 BOARD_HISTORY = "board-history"
 BOARD_SERVICE = "board-service"
 BOARD_NOTES = "board-notes"
+BOARD_QUERY_PROBLEMS = "board-query-problems"
 BOARD_PANELS = "board-panels"  # the person's own panels (URL form values)
 BOARD_PANEL_SELECTOR = "board-panel-selector"
 BOARD_PANEL_NAME = "board-panel-name"
@@ -108,6 +109,7 @@ ONCALL_ROT_MSG = "oncall-rot-msg"
 
 # SLAs
 SLAS_LISTING = "slas-listing"
+SLAS_UNKNOWN = "slas-unknown"
 SLAS_PICK = "slas-pick"
 SLAS_THRESHOLD = "slas-threshold"
 SLAS_FOR = "slas-for"

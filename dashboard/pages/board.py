@@ -62,6 +62,29 @@ def _initial(query: dict, models: list[str]) -> dict:
     return {"model": model or None, "start": start, "end": end, "preset": preset}
 
 
+def query_problems(query: dict) -> list[str]:
+    """Return what the URL asked for that the board cannot show, each with what it shows."""
+    said = []
+    start_text, end_text = urlquery.one(query, "from"), urlquery.one(query, "to")
+    for key, text in (("from", start_text), ("to", end_text)):
+        if text not in (None, "") and parse_when(text) is None:
+            said.append(
+                f"{key}={str(text)[:40]!r} is not a time: give unix seconds, an ISO time "
+                "(2024-11-25T08:00Z) or now-2h"
+            )
+    start, end = parse_when(start_text), parse_when(end_text)
+    if start is not None and end is not None and end <= start:
+        said.append("to is not after from")
+    if (start is None) != (end is None) and not said:
+        said.append("give both from and to")
+    preset = urlquery.one(query, "range")
+    if preset not in (None, "") and preset not in PRESETS:
+        said.append(f"range={str(preset)[:40]!r} is not one of {', '.join(PRESETS)}")
+    if said:
+        said.append(f"showing the last {DEFAULT_PRESET} instead")
+    return said
+
+
 def refresh_seconds(value) -> int:
     """Return the auto-refresh period a URL or control asks for, 0 for off."""
     try:
@@ -159,6 +182,9 @@ def layout(ctx_: Context, **query) -> html.Div:
             className="board-head",
         ),
     ]
+    problems = query_problems(query)
+    if problems:
+        head.append(html.Div("; ".join(problems), id=ids.BOARD_QUERY_PROBLEMS, className="error"))
     return html.Div(
         [
             *head,

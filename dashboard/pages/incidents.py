@@ -258,13 +258,21 @@ def changes_table(changes: list[dict]) -> html.Table:
 
 def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div:
     """Return one incident's page."""
+    if not str(incident_id).isascii() or not str(incident_id).isdigit():
+        shown = str(incident_id)[:40]
+        return error_box(
+            f"No incident {shown!r}: an incident's address is /incidents/ and its number, "
+            "as /incidents/12; the list is at /incidents"
+        )
     try:
         incident = context.client.get(f"/api/v1/incidents/{segment(incident_id)}")
         slas = {s["name"]: s for s in context.client.slas()}
     except ApiError as exc:
+        if exc.status == 404:
+            return error_box(f"No incident {incident_id}: the list is at /incidents")
         return error_box(f"Incident {incident_id}: {exc.message}")
     if not isinstance(incident, dict) or incident.get("breach_start") is None:
-        return error_box(f"Incident {incident_id}: not found")
+        return error_box(f"No incident {incident_id}: the list is at /incidents")
     sla = slas.get(incident.get("sla"), {})
     access = context.access()
     scope = incident.get("scope") or {}

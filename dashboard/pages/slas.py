@@ -48,9 +48,20 @@ def layout(context: Context, **query) -> html.Div:
     listing, names = _listing(context)
     picked = urlquery.one(query, "sla")
     access = context.access()
+    unknown = []
+    if picked not in (None, "") and picked not in names:
+        unknown = [
+            html.Div(
+                f"No SLA named {str(picked)[:80]!r}; pick one below"
+                + (f" (first: {names[0]!r})" if names else " (none is stored yet)"),
+                id=ids.SLAS_UNKNOWN,
+                className="error",
+            )
+        ]
     return html.Div(
         [
             html.H2("SLAs"),
+            *unknown,
             html.P(
                 "The objectives the evaluator checks, and the document each one is written in. "
                 "From a terminal: causeline sla add|list|show|delete.",

@@ -91,3 +91,30 @@ def test_other_pages_take_any_value(context):
         models.layout(context, model=value)
         metrics.layout(context, q=value)
         incidents.list_layout(context, x=value)
+
+
+def _text(tree) -> str:
+    if isinstance(tree, str | int | float):
+        return str(tree)
+    children = getattr(tree, "children", None)
+    parts = children if isinstance(children, list) else [children]
+    return " ".join(_text(c) for c in parts if c is not None)
+
+
+def test_a_url_value_the_page_cannot_use_is_said_not_ignored(context):
+    from dashboard.pages import slas
+
+    page = _components(board.layout(context, **{"from": "yesterday", "to": "now"}))
+    said = _text(page[ids.BOARD_QUERY_PROBLEMS])
+    assert "from='yesterday' is not a time" in said and "showing the last" in said
+    page = _components(board.layout(context, **{"from": "now-2h", "to": "now-3h"}))
+    assert "to is not after from" in _text(page[ids.BOARD_QUERY_PROBLEMS])
+    page = _components(board.layout(context, range="1y"))
+    assert "range='1y' is not one of" in _text(page[ids.BOARD_QUERY_PROBLEMS])
+    fine = _components(board.layout(context, **{"from": "now-2h", "to": "now"}))
+    assert ids.BOARD_QUERY_PROBLEMS not in fine
+    word = _text(incidents.detail_layout(context, incident_id="abc"))
+    assert "No incident 'abc'" in word and "/incidents/12" in word and "Input should" not in word
+    assert "No incident 999999" in _text(incidents.detail_layout(context, incident_id="999999"))
+    page = _components(slas.layout(context, sla="nope"))
+    assert "No SLA named 'nope'" in _text(page[ids.SLAS_UNKNOWN])
