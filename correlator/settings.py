@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from collector.schema import (
@@ -81,6 +81,7 @@ class ServiceSettings(BaseSettings):
     autoscale_min_replicas: NonNegativeInt = 1
 
     # Alerts (docs/alerts.md): where deep links point, the routes file, the outbox worker.
+    # Unset: this service's own address (bind_host, loopback for a wildcard, and bind_port).
     public_url: str = "http://127.0.0.1:8400"
     alert_routes_file: str | None = None
     alert_routes_json: str | None = None
@@ -130,6 +131,20 @@ class ServiceSettings(BaseSettings):
     compaction_enabled: bool = True
     compaction_head_seconds: SecondsOrZero = 7200.0
     compaction_max_hours: PositiveInt = 24
+
+    @model_validator(mode="after")
+    def _own_public_url(self) -> ServiceSettings:
+        """Point deep links at this service's port when no public URL is given (--port)."""
+        if "public_url" not in self.model_fields_set:
+            host = self.bind_host
+            if host in ("0.0.0.0", "::", ""):  # a wildcard: the machine itself answers there
+                host = "127.0.0.1"
+            self.public_url = (
+                f"http://[{host}]:{self.bind_port}"
+                if ":" in host
+                else (f"http://{host}:{self.bind_port}")
+            )
+        return self
 
     def route_variables(self) -> Mapping[str, str]:
         """Return what ``${VAR}`` in the alert routes may name: the process environment.

@@ -128,3 +128,18 @@ def test_numeric_option_types(parse, good, bad):
     for text in bad:
         with pytest.raises(argparse.ArgumentTypeError, match="give one such as"):
             parse(text)
+
+
+def test_deep_links_follow_the_port_the_service_runs_on(monkeypatch):
+    """`causeline demo --port 8455` linked alerts to :8400, another server."""
+    from correlator.settings import ServiceSettings
+
+    monkeypatch.delenv("CAUSELINE_PUBLIC_URL", raising=False)
+    assert ServiceSettings(bind_port=8455).public_url == "http://127.0.0.1:8455"
+    assert ServiceSettings(bind_host="0.0.0.0", bind_port=9).public_url == "http://127.0.0.1:9"
+    assert ServiceSettings(bind_host="::1", bind_port=9).public_url == "http://[::1]:9"
+    assert ServiceSettings(public_url="https://cl.example", bind_port=9).public_url == (
+        "https://cl.example"
+    )
+    monkeypatch.setenv("CAUSELINE_PUBLIC_URL", "https://env.example")
+    assert ServiceSettings(bind_port=9).public_url == "https://env.example"

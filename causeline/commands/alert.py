@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from causeline.cli import CliError
 from causeline.commands.common import add_database_option, parse_positive_count, subparser
@@ -110,6 +111,8 @@ def test_cmd(args) -> int:
     now = time.time()
     incident = TEST_INCIDENT | {"breach_start": now - 60}
     message = build_message(incident, "opened", sla=None, public_url=settings.public_url, now=now)
+    # Said as a test in its first words: a reader must not take it for an SLA breach.
+    message = replace(message, title=f"[TEST] causeline alert test to {channel.name}: no incident")
     fmt = alert_format(channel.kind)
     transport = HttpTransport(settings.alert_http_timeout_seconds, settings=settings)
     secrets = channel_secrets(channel.url, channel.secret, channel.headers)

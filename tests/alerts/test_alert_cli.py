@@ -33,6 +33,8 @@ def test_channels_and_test_message(tmp_path, capsys, monkeypatch):
         assert main(["alert", "test", "ding", "--routes", str(path)]) == 0
         assert len(receiver.posts) == 1
         assert "test message" in receiver.posts[0]["json"]["markdown"]["text"]
+        title = receiver.posts[0]["json"]["markdown"]["title"]
+        assert title.startswith("[TEST]") and "SLA breach" not in title  # not a real page
         monkeypatch.setenv("DING_SECRET", "wrong-secret-value")
         assert main(["alert", "test", "ding", "--routes", str(path)]) == 2
         assert "310000" in capsys.readouterr().err
