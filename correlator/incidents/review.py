@@ -10,17 +10,17 @@ from correlator.vocabulary import TEAMS
 TIMELINE_SUSPECTS = 5
 # Line breaks of every kind and other control characters: user text stays on its line.
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
-# Characters that open code, emphasis, links, HTML or strikethrough, or end a table cell.
-_SPECIAL = re.compile(r"([\\`*\[\]|~])")
-_LEADING = re.compile(r"^([#+-])|^(\d+)([.)])")
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# Characters that open code, emphasis, links, HTML, entities or strikethrough, or end a
+# table cell: backslash-escaped, as CommonMark allows for any ASCII punctuation, so the raw
+# text stays readable ("0/min -> 7/min", not "-&gt;").
+_SPECIAL = re.compile(r"([\\`*\[\]|~<&])")
+_LEADING = re.compile(r"^([#+>-])|^(\d+)([.)])")
 
 
 def md(value: object) -> str:
     """Return user text as inert Markdown on one line: no heading, fence, table cell or HTML."""
     text = _BREAKS.sub(" ", str(value)).strip()
     text = _SPECIAL.sub(r"\\\1", text)
-    text = "".join(_HTML.get(ch, ch) for ch in text)
     return _LEADING.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", text)
 
 

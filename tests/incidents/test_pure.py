@@ -109,6 +109,7 @@ def test_review_ends_each_suspects_evidence_before_its_next_step():
     incident = {"id": 1, "sla": "s", "status": "open", "breach_start": 1733131500}
     text = render_review(incident | {"suspects": [suspect]})
     assert "1 min before the breach. Next step: ask the owner of service a." in text
+    assert "lat on a 1 -> 2 (+9 sigma)" in text and "&gt;" not in text  # readable as text
     no_step = render_review(incident | {"suspects": [suspect | {"next_step": None}]})
     assert "1 min before the breach.\n" in no_step
 
