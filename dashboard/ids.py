@@ -110,6 +110,7 @@ ONCALL_ROT_MSG = "oncall-rot-msg"
 # SLAs
 SLAS_LISTING = "slas-listing"
 SLAS_UNKNOWN = "slas-unknown"
+SLAS_OP = "slas-op"
 SLAS_PICK = "slas-pick"
 SLAS_THRESHOLD = "slas-threshold"
 SLAS_FOR = "slas-for"

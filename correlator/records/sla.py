@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from correlator.limits import MAX_NAME, Seconds
 from correlator.vocabulary import DEFAULT_AGGREGATE, Aggregate, Op
@@ -29,7 +29,33 @@ class SlaRule(BaseModel):
     for_seconds: float = Field(0, ge=0, le=1e7)
     breach_start: Seconds | None = Field(None, description="a declared breach (unix seconds)")
 
+    @model_validator(mode="after")
+    def _threshold_can_be_crossed(self) -> SlaRule:
+        """Refuse a threshold a never-negative metric always or never crosses (latency -1)."""
+        if self.op is None or self.threshold is None or self.threshold >= 0:
+            return self
+        unit = next((u for suffix, u in NEVER_NEGATIVE if self.metric.endswith(suffix)), None)
+        if unit is not None:
+            always = self.op in (">", ">=")
+            raise ValueError(
+                f"threshold {self.threshold:g}: {self.metric} ({unit}) is never below 0, so "
+                f"'{self.op} {self.threshold:g}' {'always' if always else 'never'} holds; "
+                "give a threshold of 0 or more"
+            )
+        return self
 
+
+# Metric suffixes of quantities that cannot go below zero, with their units.
+NEVER_NEGATIVE = (
+    ("_ms", "ms"),
+    ("_seconds", "s"),
+    ("_percent", "%"),
+    ("_bytes", "B"),
+    ("_per_second", "/s"),
+    ("_total", "count"),
+    ("_count", "count"),
+    ("_qps", "/s"),
+)
 RULE_FIELDS: tuple[str, ...] = tuple(SlaRule.model_fields)
 
 
@@ -45,5 +71,7 @@ def rule_problem(sla: dict) -> str | None:
         field = ".".join(str(part) for part in first["loc"])
         if first["type"] == "missing":
             return f"'{field}' is required"
+        if not field:  # a check of several fields together: its message names them
+            return f"'threshold': {first['msg'].removeprefix('Value error, ')}"
         return f"'{field}': {first['msg'].lower()}, got {first['input']!r:.80}"
     return None

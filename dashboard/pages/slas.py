@@ -11,6 +11,7 @@ from dashboard.context import Context, serving
 from dashboard.tables import error_box, table, write_button
 
 SEVERITIES = ("critical", "major", "minor", "info")
+OPERATORS = {">": "above the threshold (>)", "<": "below the threshold (<)"}
 MAX_DOCUMENT = 100_000  # characters, as the service's bound
 
 
@@ -76,6 +77,16 @@ def layout(context: Context, **query) -> html.Div:
             ),
             html.Div(
                 [
+                    html.Label(
+                        [
+                            "breached when the value is",
+                            dcc.Dropdown(
+                                id=ids.SLAS_OP,
+                                options=[{"label": v, "value": k} for k, v in OPERATORS.items()],
+                                clearable=False,
+                            ),
+                        ]
+                    ),
                     html.Label(["threshold", dcc.Input(id=ids.SLAS_THRESHOLD, type="number")]),
                     html.Label(["for (seconds)", dcc.Input(id=ids.SLAS_FOR, type="number")]),
                     html.Label(
@@ -98,10 +109,12 @@ def layout(context: Context, **query) -> html.Div:
     )
 
 
-def edited(sla: dict, threshold, for_seconds, severity, document) -> dict:
+def edited(sla: dict, threshold, for_seconds, severity, document, op=None) -> dict:
     """Return the SLA to PUT: the stored one with the form's values, unknown fields left out."""
     keep = ("metric", "labels", "aggregate", "op", "breach_start", "model")
     body = {k: sla[k] for k in keep if sla.get(k) is not None}
+    if op:
+        body["op"] = op
     body["threshold"] = threshold if threshold is not None else sla.get("threshold")
     body["for_seconds"] = for_seconds if for_seconds is not None else sla.get("for_seconds", 0)
     body["severity"] = severity or sla.get("severity", "major")
@@ -122,6 +135,7 @@ def register(app: dash.Dash, context: Context) -> None:
     )
 
     @app.callback(
+        Output(ids.SLAS_OP, "value"),
         Output(ids.SLAS_THRESHOLD, "value"),
         Output(ids.SLAS_FOR, "value"),
         Output(ids.SLAS_SEVERITY, "value"),
@@ -130,12 +144,13 @@ def register(app: dash.Dash, context: Context) -> None:
     )
     def fill(name):
         if not name:
-            return None, None, None, ""
+            return None, None, None, None, ""
         try:
             sla = context.client.get(f"/api/v1/slas/{segment(name)}")
         except ApiError:
-            return None, None, None, ""
+            return None, None, None, None, ""
         return (
+            sla.get("op"),
             sla.get("threshold"),
             sla.get("for_seconds"),
             sla.get("severity"),
@@ -151,9 +166,10 @@ def register(app: dash.Dash, context: Context) -> None:
         State(ids.SLAS_FOR, "value"),
         State(ids.SLAS_SEVERITY, "value"),
         State(ids.SLAS_DOC, "value"),
+        State(ids.SLAS_OP, "value"),
         prevent_initial_call=True,
     )
-    def save(_clicks, name, threshold, for_seconds, severity, document):
+    def save(_clicks, name, threshold, for_seconds, severity, document, op):
         access = context.access()
         if not access.can_write:
             return f"Read-only: {access.read_only_reason}", no_update
@@ -161,7 +177,8 @@ def register(app: dash.Dash, context: Context) -> None:
             return "Pick an SLA first.", no_update
         path = f"/api/v1/slas/{segment(name)}"
         try:
-            body = edited(context.client.get(path), threshold, for_seconds, severity, document)
+            stored = context.client.get(path)
+            body = edited(stored, threshold, for_seconds, severity, document, op)
             context.client.put(path, body, author=access.user)
         except ApiError as exc:
             return exc.explained(), no_update

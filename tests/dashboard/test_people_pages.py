@@ -186,3 +186,9 @@ def test_cover_a_shift_add_a_rotation_and_edit_an_sla_in_the_browser(demo_site, 
     assert "> 45 for 60 s" in browser.find_element(By.ID, "slas-table").text
     browser.save_screenshot(str(artifacts / "slas.png"))
     assert not _severe(browser)
+
+
+def test_the_sla_form_changes_the_operator_too():
+    sla = {"metric": "lat_ms", "labels": {}, "aggregate": "max", "op": ">", "threshold": 5.0}
+    assert edited(sla, None, None, None, None, "<")["op"] == "<"
+    assert edited(sla, None, None, None, None)["op"] == ">"

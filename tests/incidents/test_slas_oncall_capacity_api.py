@@ -36,6 +36,22 @@ def test_sla_crud(client, anon):
     assert client.delete(f"/api/v1/slas/{name}").status_code == 404
 
 
+def test_a_threshold_a_never_negative_metric_always_crosses_is_refused(client, capsys):
+    from causeline.cli import main
+
+    resp = client.post("/api/v1/slas", json={**SLA, "name": "neg", "threshold": -1})
+    assert resp.status_code == 422, resp.text
+    assert "never below 0" in resp.text and "always holds" in resp.text
+    below = {**SLA, "name": "under", "op": "<", "threshold": -5}
+    assert "never holds" in client.post("/api/v1/slas", json=below).text
+    celsius = {**SLA, "name": "cold", "metric": "gpu_temperature_celsius", "threshold": -10}
+    assert client.post("/api/v1/slas", json=celsius).status_code == 201  # can go below 0
+    url = str(client.app.state.engine.url.render_as_string(hide_password=False))
+    args = ["sla", "add", "--name", "cli-neg", "--metric", "model_latency_p99_ms"]
+    assert main([*args, "--op", ">", "--threshold=-1", "--database-url", url]) == 2
+    assert "never below 0" in capsys.readouterr().err
+
+
 def test_oncall_rotation_and_override(client):
     algo = {
         "name": "algo weekly",
