@@ -43,6 +43,7 @@ METRICS_TABLE = "metrics-table"
 METRICS_COUNT = "metrics-count"
 
 # Incidents
+INCIDENT_IMPORTED = "incident-imported"
 INCIDENT_ID = "incident-id"
 INCIDENT_SUSPECTS = "incident-suspects"
 INCIDENT_NOTES = "incident-notes"

@@ -76,6 +76,9 @@ class _Pass:
     source: MetricSource | None = None
 
 
+IMPORTED_GRACE_S = 3600.0  # past an imported window's end by this, its incident is resolved
+
+
 def _check(p: _Pass, sla: dict) -> None:
     """Open or resolve the incident of a threshold SLA from its series up to ``p.now``."""
     with p.engine.connect() as conn:
@@ -142,6 +145,51 @@ def _say_state(state, sla: dict, now: float) -> str:
     if state.breaching:
         return f"breaching since {when(state.start)}"
     return f"within its objective at {when(state.last_ts)} (value {state.last_value:g})"
+
+
+def _close_imported(p: _Pass, sla: dict, windows: list[Window]) -> None:
+    """Resolve the SLA's open incident where its imported data ends, once past it.
+
+    An incident opened from an imported window (``causeline import``, then evaluating a past
+    time) gets no later data: it is resolved at the recovery its data shows, else at the
+    window's end, once the evaluation time is IMPORTED_GRACE_S past that end.
+    """
+    name = sla["name"]
+    with p.engine.connect() as conn:
+        row = open_incident_for(conn=conn, sla=name)
+    if row is None:
+        return
+    window = next((w for w in windows if w.start <= row.breach_start <= w.end), None)
+    if window is None or p.now < window.end + IMPORTED_GRACE_S:
+        return
+    end, why = window.end, f"its data ends at {when(window.end)}"
+    if sla.get("op") and sla.get("threshold") is not None:
+        with p.engine.connect() as conn:
+            found = sla_series(
+                conn=conn, sla=sla, start=row.breach_start, end=window.end, source=p.source
+            )
+        state = sla_state(found, sla)
+        if state.known and not state.breaching and state.ok_since is not None:
+            end, why = max(state.ok_since, row.breach_start), "its data shows the recovery"
+    with write_transaction(p.engine) as conn:
+        resolve_and_announce(
+            conn=conn,
+            incident_id=row.id,
+            now=p.now,
+            by="evaluator",
+            breach_end=end,
+            settings=p.settings,
+            source=p.source,
+        )
+        add_note(
+            conn=conn,
+            incident_id=row.id,
+            author="evaluator",
+            team="other",
+            text=f"Imported from {window.source}: resolved at {when(end)}, as {why}.",
+            now=p.now,
+        )
+    p.report["resolved"].append(row.id)
 
 
 def _check_declared(p: _Pass, sla: dict, windows: list[Window]) -> None:
@@ -253,7 +301,9 @@ def evaluate_once(
     with engine.connect() as conn:
         slas = list_slas(conn=conn)
         declared: dict[str, list[Window]] = {}
+        recorded: dict[str, list[Window]] = {}
         for w in list_recordings(conn=conn):
+            recorded.setdefault(w.sla, []).append(w)
             if w.breach_start is not None:
                 declared.setdefault(w.sla, []).append(w)
     p = _Pass(engine, now, holder, report, settings, source)
@@ -267,6 +317,8 @@ def evaluate_once(
                 _check(p, sla)
             else:
                 _check_declared(p, sla, declared[name])
+            if name in recorded:
+                _close_imported(p, sla, recorded[name])
         except Exception as exc:  # one bad SLA must not stop the others
             log.exception("evaluating SLA %r failed", name)
             report["slas"][name] = f"failed: {exc}"

@@ -159,5 +159,11 @@ def build_snapshot(
     snap["confidence"] = result.get("confidence")
     snap["confidence_says"] = say(snap["confidence"]) if snap["confidence"] is not None else None
     snap["breach_end"] = result.get("breach_end")
+    window = result.get("window") or {}
+    snap["imported"] = (  # an imported incident: where from, and the window its data holds
+        {"source": window["recording"], "start": window["start"], "end": window["end"]}
+        if window.get("recording")
+        else None
+    )
     snap["chain"] = build_chain(snap["suspects"], sla=sla, topology=topology)
     return snap

@@ -50,6 +50,7 @@ def incident_dict(row: Incident, notes: list[IncidentNote]) -> dict:
         "oncall": snap.get("oncall") or {"algo": None, "infra": None},
         "analysis_error": snap.get("analysis_error"),
         "runbook": snap.get("runbook"),
+        "imported": snap.get("imported"),
         "notes": [note_dict(n) for n in notes],
     }
 

@@ -70,10 +70,20 @@ def _series_for(context: Context, metric: str, labels: dict, window) -> tuple[li
     return byte_scaled(drawn, unit.label)
 
 
+def view_window(incident: dict, before: float, after: float) -> tuple[float, float]:
+    """Return the window shown around a breach, within an imported incident's own data."""
+    # An imported bundle holds 20-40 min: an hour either side would be mostly empty.
+    start = incident["breach_start"] - before
+    end = (incident.get("breach_end") or incident["breach_start"] + 1800) + after
+    imported = incident.get("imported")
+    if imported:
+        start, end = max(start, imported["start"]), min(end, imported["end"])
+    return start, end
+
+
 def board_query(incident: dict, sla: dict) -> dict:
     """Return the board URL query at an incident's breach, for the SLA's model or service."""
-    start = incident["breach_start"] - 3600
-    end = (incident.get("breach_end") or incident["breach_start"] + 1800) + 1800
+    start, end = view_window(incident, 3600, 1800)
     labels = sla.get("labels") or {}
     query = {"model": labels["model"]} if labels.get("model") else {}
     if not query and labels.get("service"):
@@ -83,6 +93,23 @@ def board_query(incident: dict, sla: dict) -> dict:
 
 def _board_link(context: Context, incident: dict, sla: dict) -> str:
     return context.path("/board") + "?" + urlencode(board_query(incident, sla))
+
+
+def _imported_badge(incident: dict) -> list:
+    """Return the mark of an incident opened from imported data, with where it came from."""
+    imported = incident.get("imported")
+    if not imported:
+        return []
+    source = str(imported.get("source") or "")[-80:]
+    return [
+        " ",
+        html.Span(
+            "imported",
+            id=ids.INCIDENT_IMPORTED,
+            className="pill imported",
+            title=f"from {source}: data {fmt(imported['start'])} to {fmt(imported['end'])}",
+        ),
+    ]
 
 
 def drawn_suspects(suspects: list[dict], top: int = MAX_DRAWN) -> tuple[list[dict], list[dict]]:
@@ -101,9 +128,7 @@ def drawn_suspects(suspects: list[dict], top: int = MAX_DRAWN) -> tuple[list[dic
 
 
 def _figure(context: Context, incident: dict, sla: dict):
-    start = incident["breach_start"] - 3600
-    end = (incident.get("breach_end") or incident["breach_start"] + 1800) + 900
-    window = (start, end)
+    window = view_window(incident, 3600, 900)
     sla_series, sla_unit = _series_for(context, sla["metric"], sla.get("labels") or {}, window)
     sla_series = [s for s in sla_series if sla_matches(sla, s)]
     drawn, units = [], [sla_unit]
@@ -113,7 +138,7 @@ def _figure(context: Context, incident: dict, sla: dict):
         series, unit = _series_for(context, suspect["metric"], labels, window)
         drawn.append((suspect, series))
         units.append(unit)
-    breach = (incident["breach_start"], incident.get("breach_end") or end)
+    breach = (incident["breach_start"], incident.get("breach_end") or window[1])
     return incident_figure(
         sla=sla,
         sla_series=sla_series,
@@ -289,6 +314,7 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
                     html.Span(
                         incident.get("status", ""), className=f"pill {incident.get('status')}"
                     ),
+                    *_imported_badge(incident),
                     f" {incident.get('severity', '')} · breach "
                     f"{fmt(incident.get('breach_start'))} → "
                     f"{fmt(incident.get('breach_end'))} · scope: {_scope_text(scope)}"

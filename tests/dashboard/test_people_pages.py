@@ -192,3 +192,13 @@ def test_the_sla_form_changes_the_operator_too():
     sla = {"metric": "lat_ms", "labels": {}, "aggregate": "max", "op": ">", "threshold": 5.0}
     assert edited(sla, None, None, None, None, "<")["op"] == "<"
     assert edited(sla, None, None, None, None)["op"] == ">"
+
+
+def test_an_imported_incident_opens_the_board_on_its_own_window():
+    from dashboard.pages.incidents import board_query
+
+    sla = {"labels": {"model": "m"}}
+    live = {"breach_start": 10_000.0, "breach_end": 10_600.0}
+    assert board_query(live, sla) == {"model": "m", "from": 6_400, "to": 12_400}
+    imported = live | {"imported": {"source": "b", "start": 9_000.0, "end": 11_000.0}}
+    assert board_query(imported, sla) == {"model": "m", "from": 9_000, "to": 11_000}

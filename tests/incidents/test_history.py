@@ -176,3 +176,44 @@ def test_lists_say_where_the_top_suspect_is_and_when_a_declared_breach_began(
     line = capsys.readouterr().out.splitlines()[0]
     top = analyze(bundle)["suspects"][0]
     assert f"top: {top['metric']}{{" in line and f"service={top['labels']['service']}" in line
+
+
+def test_an_imported_incident_is_marked_and_resolved_where_its_data_ends(engine):
+    from correlator.incidents.evaluator import IMPORTED_GRACE_S
+    from correlator.store.recordings import list_recordings
+
+    bundle = read_bundle(PETSHOP)  # a declared breach: no threshold to recover by
+    import_bundle(engine=engine, bundle=bundle)
+    with engine.connect() as conn:
+        (window,) = list_recordings(conn=conn)
+    with _client(engine) as c:
+        opened = c.post("/api/v1/evaluate", params={"at": bundle.sla["breach_start"] + 60})
+        (incident_id,) = opened.json()["opened"]
+        inc = c.get(f"/api/v1/incidents/{incident_id}").json()
+        assert inc["status"] == "open" and inc["imported"]["source"] == window.source
+        assert (inc["imported"]["start"], inc["imported"]["end"]) == (window.start, window.end)
+        soon = c.post("/api/v1/evaluate", params={"at": window.end + 60}).json()
+        assert soon["resolved"] == []  # within the grace: an import may be evaluated again
+        later = window.end + IMPORTED_GRACE_S + 1
+        assert c.post("/api/v1/evaluate", params={"at": later}).json()["resolved"] == [incident_id]
+        inc = c.get(f"/api/v1/incidents/{incident_id}").json()
+    assert inc["status"] == "resolved" and inc["breach_end"] == window.end
+    assert "resolved at" in inc["notes"][-1]["text"] and "its data ends" in inc["notes"][-1]["text"]
+
+
+def test_an_imported_threshold_incident_is_resolved_at_the_recovery_its_data_shows(engine):
+    from correlator.incidents.evaluator import IMPORTED_GRACE_S
+    from correlator.store.recordings import list_recordings
+
+    bundle = read_bundle(PUBLIC.parent / "06-gpu-thermal")
+    direct = analyze(bundle)
+    import_bundle(engine=engine, bundle=bundle)
+    with engine.connect() as conn:
+        (window,) = list_recordings(conn=conn)
+    with _client(engine) as c:
+        at = direct["breach_start"] + bundle.sla["for_seconds"] + 60
+        (incident_id,) = c.post("/api/v1/evaluate", params={"at": at}).json()["opened"]
+        later = window.end + IMPORTED_GRACE_S + 1
+        assert c.post("/api/v1/evaluate", params={"at": later}).json()["resolved"] == [incident_id]
+        inc = c.get(f"/api/v1/incidents/{incident_id}").json()
+    assert inc["status"] == "resolved" and inc["breach_start"] < inc["breach_end"] <= window.end

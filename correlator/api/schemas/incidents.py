@@ -94,6 +94,14 @@ class IncidentSummary(Out):
     top_suspect: Suspect | None
 
 
+class ImportedWindow(Out):
+    """Where an imported incident's data comes from, and the window it holds."""
+
+    source: str = Field(description="the bundle it was imported from")
+    start: Number = Field(description="unix seconds")
+    end: Number = Field(description="unix seconds")
+
+
 class IncidentOut(IncidentSummary):
     """An incident: breach, scope, suspects, changes, chain, on-call and notes."""
 
@@ -113,6 +121,9 @@ class IncidentOut(IncidentSummary):
     oncall: dict[str, Any] = Field(description="algo and infra: who was on call, or null")
     analysis_error: str | None
     runbook: str | None = Field(description="the first link of the SLA's document")
+    imported: ImportedWindow | None = Field(
+        default=None, description="set for an incident opened from imported (past) data"
+    )
     notes: list[NoteOut]
 
 
