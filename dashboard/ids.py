@@ -44,6 +44,7 @@ METRICS_COUNT = "metrics-count"
 
 # Incidents
 INCIDENT_IMPORTED = "incident-imported"
+INCIDENT_HEADLINE = "incident-headline"
 INCIDENT_ID = "incident-id"
 INCIDENT_SUSPECTS = "incident-suspects"
 INCIDENT_NOTES = "incident-notes"

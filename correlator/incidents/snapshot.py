@@ -12,6 +12,7 @@ from correlator.analysis.confidence import say
 from correlator.analysis.render import when
 from correlator.incidents.advice import advise, runbook
 from correlator.incidents.chain import build_chain
+from correlator.incidents.headline import headline
 from correlator.incidents.history import latest_breach
 from correlator.incidents.scope import MAX_SERIES, scope_of
 from correlator.promsource.reader import PromSourceError
@@ -166,4 +167,5 @@ def build_snapshot(
         else None
     )
     snap["chain"] = build_chain(snap["suspects"], sla=sla, topology=topology)
+    snap["headline"] = headline(snap)
     return snap

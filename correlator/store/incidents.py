@@ -41,6 +41,7 @@ def incident_dict(row: Incident, notes: list[IncidentNote]) -> dict:
         "resolved_by": row.resolved_by,
         "opened_by": row.opened_by,
         "reranked_at": row.reranked_at,
+        "headline": snap.get("headline"),
         "scope": snap.get("scope"),
         "confidence": snap.get("confidence"),
         "confidence_says": snap.get("confidence_says"),

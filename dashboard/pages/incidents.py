@@ -309,6 +309,7 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
         [
             dcc.Store(id=ids.INCIDENT_ID, data=incident.get("id")),
             html.H2(f"Incident #{incident.get('id')}: {incident.get('sla', '')}"),
+            html.P(incident.get("headline") or "", id=ids.INCIDENT_HEADLINE, className="headline"),
             html.P(
                 [
                     html.Span(

@@ -12,6 +12,7 @@ from correlator.analysis import analyze
 from correlator.api.app import create_app
 from correlator.bundle import read_bundle
 from correlator.incidents.evaluator import LEASE, evaluate_once
+from correlator.incidents.headline import headline
 from correlator.incidents.snapshot import analyze_stored
 from correlator.settings import ServiceSettings
 from correlator.store.bundles import import_bundle
@@ -191,6 +192,7 @@ def test_an_imported_incident_is_marked_and_resolved_where_its_data_ends(engine)
         (incident_id,) = opened.json()["opened"]
         inc = c.get(f"/api/v1/incidents/{incident_id}").json()
         assert inc["status"] == "open" and inc["imported"]["source"] == window.source
+        assert inc["headline"] == headline(inc) and inc["suspects"][0]["owner"] in inc["headline"]
         assert (inc["imported"]["start"], inc["imported"]["end"]) == (window.start, window.end)
         soon = c.post("/api/v1/evaluate", params={"at": window.end + 60}).json()
         assert soon["resolved"] == []  # within the grace: an import may be evaluated again

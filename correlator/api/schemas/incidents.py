@@ -108,6 +108,10 @@ class IncidentOut(IncidentSummary):
     resolved_by: str | None
     opened_by: str
     reranked_at: Number | None = Field(description="unix seconds of the suspects snapshot")
+    headline: str | None = Field(
+        default=None,
+        description="the answer in one sentence: top suspect, where, when, owner, next step",
+    )
     scope: dict[str, Any] | None = Field(description="local (its labels) or global")
     confidence: float | None = Field(
         default=None, description="the chance (0-1) that the top suspect is a root cause"
