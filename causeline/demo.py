@@ -205,7 +205,10 @@ def demo_bundle(*, hours: float = 6.0, end: float | None = None, seed: int = 7) 
 
 def demo_rotations(model: str, end: float) -> list[dict]:
     """Return weekly algo and infra rotations of the demo model (demo people, labelled so)."""
-    start = end - 14 * 86400
+    # Shifts hand over at midday, three and a half days after the data ends: the breach (in the
+    # last hours) and the days of looking at it fall in one shift, so the incident, the chat
+    # message and the Models and On-call pages name the same people.
+    start = end - 14 * 86400 + 3.5 * 86400
     people = {
         "algo": [("li.wei (demo)", "@li.wei"), ("chen.yu (demo)", "@chen.yu")],
         "infra": [("wang.fang (demo)", "@wang.fang"), ("sam.ops (demo)", "@sam.ops")],

@@ -319,7 +319,7 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
                     f" {incident.get('severity', '')} · breach "
                     f"{fmt(incident.get('breach_start'))} → "
                     f"{fmt(incident.get('breach_end'))} · scope: {_scope_text(scope)}"
-                    f" · on call: {who or 'nobody'} · ",
+                    f" · on call at the breach: {who or 'nobody'} · ",
                     html.A(
                         "open the joint board at the breach",
                         href=_board_link(context, incident, sla) if sla else "#",

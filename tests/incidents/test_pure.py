@@ -134,3 +134,17 @@ def test_recovery_note_reads_in_plain_words():
         "SLA recovered: model_requests_per_second is back at or above 10 "
         "(SLA: below 10 is a breach)"
     )
+
+
+def test_the_demo_breach_and_the_days_after_fall_in_one_on_call_shift():
+    """The incident named chen.yu while the Models and On-call pages named li.wei."""
+    from causeline.demo import MODEL, breach_window, demo_rotations
+    from correlator.store.oncall import pick_oncall
+
+    end = 1_733_131_500.0
+    rotations = [r | {"name": r["name"]} for r in demo_rotations(MODEL, end)]
+    for team in ("algo", "infra"):
+        at_breach = pick_oncall(rotations, [], team=team, model=MODEL, at=breach_window(end)[0])
+        for later in (end, end + 86400, end + 3 * 86400):
+            now = pick_oncall(rotations, [], team=team, model=MODEL, at=later)
+            assert now["person"] == at_breach["person"], (team, later)
