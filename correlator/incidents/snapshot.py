@@ -69,7 +69,7 @@ def analyze_window(
             start=start,
             end=stop,
             source=source,
-            rank=scope.rank,
+            scope=scope,
             max_series=MAX_SERIES,
         )
     bundle.baseline = baseline

@@ -69,6 +69,16 @@ class PrometheusReader:
                 ) from exc
         return results
 
+    def count(self, query: str, at: float) -> int:
+        """Return how many series a query answers at a time (one instant query)."""
+        try:
+            result = self.client.custom_query(f"count(({query}))", params={"time": f"{at:.3f}"})
+        except Exception as exc:  # requests, urllib3 and the client's own errors
+            raise PromSourceError(
+                f"Prometheus at {self.url}: count of {query!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        return int(float(result[0]["value"][1])) if result else 0
+
     def read_rule(self, rule: MetricRule, start: float, end: float, step: float) -> list[Series]:
         """Return one vocabulary metric's series in [start, end]."""
         return series_from_result(self.query_range(rule.query, start, end, step), rule)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from correlator.bundle import Series
+from correlator.promsource.convert import merge_series
 from correlator.promsource.mapping import Mapping, load_mapping
+from correlator.promsource.narrow import narrowed
 from correlator.promsource.reader import PrometheusReader
 from correlator.selector import Selector
 
@@ -28,6 +32,35 @@ class PrometheusSource:
     def read(self, *, names, start: float, end: float) -> list[Series]:
         """Return the named metrics' series in [start, end]."""
         return self.reader.read(names, start, end, self.step)
+
+    def count(self, *, names, at: float) -> int:
+        """Return how many series the named metrics' rules answer at a time."""
+        rules = self.reader.mapping.rules
+        return sum(self.reader.count(rules[n].query, at) for n in sorted(set(names) & self.metrics))
+
+    def read_in_scope(
+        self, *, names, start: float, end: float, values: dict, max_series: int
+    ) -> tuple[list[Series], list[str]]:
+        """Return the named metrics' series of a scope's label values, and what was left out.
+
+        A rule whose query is a plain selector is read narrowed to the scope (``narrow.py``);
+        another is read whole only when it answers at most ``max_series`` series.
+        """
+        step = float(self.step or self.reader.mapping.step_seconds)
+        wanted = {k: set(v) for k, v in values.items()}
+        out: list[Series] = []
+        left_out: list[str] = []
+        for name in sorted(set(names) & self.metrics):
+            rule = self.reader.mapping.rules[name]
+            query = narrowed(rule, wanted)
+            if query is None:
+                held = self.reader.count(rule.query, end)
+                if held > max_series:
+                    left_out.append(f"{name}: {held} series, not narrowed to the scope")
+                    continue
+                query = rule.query
+            out += self.reader.read_rule(replace(rule, query=query), start, end, step)
+        return merge_series(out), left_out
 
     def select(
         self, *selectors: Selector, start: float, end: float, step: float | None = None

@@ -27,7 +27,15 @@ class MetricSource(Protocol):
         """Return the named metrics' series in [start, end]."""
 
 
-Rank = Callable[[str, dict[str, str]], int | None]  # a series' distance from the SLA, or None
+class SeriesScope(Protocol):
+    """An incident's scope (``correlator.incidents.scope``): what it ranks, by which labels."""
+
+    values: dict[str, dict[str, int]]  # label -> value -> hops from the SLA
+
+    def rank(self, name: str, labels: dict[str, str]) -> int | None:
+        """Return a series' distance from the SLA, or None out of scope."""
+
+
 PAGE = 5_000  # series rows looked at per query while scoping
 
 
@@ -38,22 +46,24 @@ def bundle_for_sla(
     start: float,
     end: float,
     source: MetricSource | None = None,
-    rank: Rank | None = None,
+    scope: SeriesScope | None = None,
     max_series: int | None = None,
 ) -> Bundle:
     """Return a bundle of the series and changes in [start, end] with the SLA given.
 
     Every series, unless the store and the source hold more than ``max_series``: then only
-    those ``rank`` places in scope are read, the nearest first, at most ``max_series`` in all,
-    and ``bundle.extra["scope"]`` says how many were read of how many in scope.
+    those in ``scope`` are read, the nearest first, at most ``max_series`` in all (a source
+    that can is asked for the scope's series only), and ``bundle.extra["scope"]`` says how
+    many were read of how many in scope, and what was left out.
     """
     outside = source.metrics if source is not None else frozenset()
-    bounded = rank is not None and max_series is not None
-    scoped = bounded and _count(conn) > (max_series or 0)
+    bounded = scope is not None and max_series is not None
+    stored = _count(conn) if bounded else 0
+    scoped = bounded and stored > (max_series or 0)
     in_scope = 0
     if scoped:
-        assert rank is not None and max_series is not None
-        meta, in_scope = _in_scope(conn, outside, rank, max_series)
+        assert scope is not None and max_series is not None
+        meta, in_scope = _in_scope(conn, outside, scope.rank, max_series)
     else:
         rows = conn.execute(select(SeriesRow.id, SeriesRow.name, SeriesRow.labels))
         meta = {sid: (name, labels) for sid, name, labels in rows if name not in outside}
@@ -62,14 +72,29 @@ def bundle_for_sla(
         Series(name=meta[sid][0], labels=meta[sid][1], ts=d.ts, values=d.values)
         for sid, d in sorted(data.items())
     ]
-    found = source.read(names=sorted(outside), start=start, end=end) if source else []
+    found: list[Series] = []
+    left_out: list[str] = []
+    narrow = getattr(source, "read_in_scope", None)  # a Prometheus source can narrow
+    counter = getattr(source, "count", None)
+    names = sorted(outside)
+    if source is not None and bounded and narrow and counter and names:
+        assert scope is not None and max_series is not None
+        if scoped or stored + counter(names=names, at=end) > max_series:
+            found, left_out = narrow(
+                names=names, start=start, end=end, values=scope.values, max_series=max_series
+            )
+            scoped = True
+        else:
+            found = source.read(names=names, start=start, end=end)
+    elif source is not None:
+        found = source.read(names=names, start=start, end=end)
     extra: dict = {}
     if bounded and (scoped or len(series) + len(found) > (max_series or 0)):
-        assert rank is not None and max_series is not None
-        if not scoped:
+        assert scope is not None and max_series is not None
+        if not in_scope:
             in_scope = len(series)
         ranked = sorted(
-            (r, i) for i, s in enumerate(found) if (r := rank(s.name, s.labels)) is not None
+            (r, i) for i, s in enumerate(found) if (r := scope.rank(s.name, s.labels)) is not None
         )
         found = [found[i] for _, i in ranked[: max(0, max_series - len(series))]]
         extra["scope"] = {
@@ -77,6 +102,7 @@ def bundle_for_sla(
             "in_scope": in_scope + len(ranked),
             "max_series": max_series,
             "capped": in_scope + len(ranked) > max_series,
+            "left_out": left_out,
         }
     return Bundle(
         series=series + found,
@@ -92,7 +118,7 @@ def _count(conn: Connection) -> int:
 
 
 def _in_scope(
-    conn: Connection, outside: frozenset[str], rank: Rank, limit: int
+    conn: Connection, outside: frozenset[str], rank: Callable[[str, dict], int | None], limit: int
 ) -> tuple[dict[int, tuple[str, dict]], int]:
     """Return the nearest ``limit`` stored series in scope and how many are in scope.
 

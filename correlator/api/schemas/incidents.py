@@ -151,6 +151,9 @@ class SeriesRead(Out):
     in_scope: int = Field(description="series the SLA's scope names")
     max_series: int
     capped: bool = Field(description="true when series in scope were left out")
+    left_out: list[str] = Field(
+        default_factory=list, description="metrics of the source not read, and why"
+    )
 
 
 class AnalysisWindow(Out):

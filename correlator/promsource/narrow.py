@@ -1,0 +1,48 @@
+"""Narrow a mapping rule's query to an incident's scope (pure: no I/O).
+
+A fleet's TSDB holds a metric for every GPU and host; an incident needs those of one model's
+hosts. A rule whose query is a plain selector (``DCGM_FI_DEV_GPU_UTIL``, a passthrough name)
+gets a regex matcher on the source label its scope label comes from, so the server answers
+only the scope's series.
+"""
+
+from __future__ import annotations
+
+import re
+
+from correlator.promsource.mapping import MetricRule
+
+SCOPE_ORDER = ("model", "service", "instance", "host", "pod", "node")  # narrowest first
+MAX_VALUES = 200  # values one matcher lists at most; more: the rule is not narrowed
+_BARE = re.compile(r"\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(?:\{(.*)\})?\s*", re.S)
+
+
+def _quote(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def source_label(rule: MetricRule, target: str) -> str | None:
+    """Return the server's label a rule takes an output label from as it is, or None."""
+    for label in rule.labels:
+        if label.target == target:
+            return label.source if label.regex is None else None
+    if (rule.keep_all and target not in rule.drop) or target in rule.keep:
+        return target
+    return None
+
+
+def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
+    """Return the rule's query kept to the scope's values of one label, or None if it cannot be."""
+    bare = _BARE.fullmatch(rule.query)
+    if bare is None:
+        return None
+    for target in SCOPE_ORDER:
+        wanted = sorted(v for v in values.get(target, ()) if v)
+        source = source_label(rule, target)
+        if not wanted or source is None or len(wanted) > MAX_VALUES:
+            continue
+        regex = "|".join(re.escape(v) for v in wanted)
+        body = (bare.group(2) or "").strip().rstrip(",")
+        matcher = f'{source}=~"{_quote(regex)}"'
+        return f"{bare.group(1)}{{{body + ', ' if body else ''}{matcher}}}"
+    return None

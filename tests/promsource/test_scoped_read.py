@@ -1,0 +1,103 @@
+"""A fleet's TSDB behind the service: an incident's analysis asks it for its scope only.
+
+A real Prometheus and a real VictoriaMetrics hold one model's latency and the GPU utilisation
+of 41 hosts (the model runs on h1) and node CPU counters of 41 instances. With the analysis
+bound below the fleet, the GPU rule (a plain selector) is asked for h1 only and the node CPU
+rule (an expression) is left out and said so, instead of reading all of it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from correlator.bundle import Series
+from correlator.incidents import snapshot
+from correlator.promsource import make_source
+from correlator.promsource.mapping import LabelRule, MetricRule
+from correlator.promsource.narrow import narrowed
+from correlator.store.engine import make_engine, write_transaction
+from correlator.store.migrate import upgrade
+from correlator.store.topology import upsert_topology
+from tests.helpers import M1_LATENCY_SLA
+from tests.promsource import servers
+
+STEP = 15.0
+END = (time.time() // STEP) * STEP - 120
+START = END - 3600
+BREACH = END - 20 * 60
+TOPOLOGY = {
+    "nodes": [
+        {"id": "model:m1", "kind": "model"},
+        {"id": "instance:i-1", "kind": "instance"},
+        {"id": "host:h1", "kind": "host"},
+    ],
+    "edges": [
+        {"from": "instance:i-1", "to": "model:m1", "kind": "serves"},
+        {"from": "instance:i-1", "to": "host:h1", "kind": "runs_on"},
+    ],
+}
+
+
+def _fleet() -> list[Series]:
+    ts = np.arange(START, END + 1, STEP)
+    rng = np.random.default_rng(5)
+    latency = np.where(ts < BREACH, 40.0, 180.0) + rng.normal(0, 2, ts.size)
+    out = [Series("model_latency_p99_ms", {"model": "m1", "instance": "i-1"}, ts, latency)]
+    for n in range(1, 42):
+        hot = n == 1
+        gpu = np.where(hot & (ts >= BREACH - 360), 95.0, 30.0) + rng.normal(0, 1, ts.size)
+        labels = {"gpu": "0", "Hostname": f"h{n}", "UUID": f"GPU-{n}"}
+        out.append(Series("DCGM_FI_DEV_GPU_UTIL", labels, ts, np.round(gpu, 2)))
+        idle = np.cumsum(np.full(ts.size, 14.0))
+        cpu = {"instance": f"h{n}:9100", "cpu": "0", "mode": "idle"}
+        out.append(Series("node_cpu_seconds_total", cpu, ts, idle))
+    return out
+
+
+def test_a_plain_selector_rule_is_narrowed_to_the_scope_and_an_expression_is_not():
+    query = 'DCGM_FI_DEV_GPU_UTIL{job!="x"}'
+    kept = MetricRule("gpu_utilization_percent", query, keep=("Hostname",))
+    assert narrowed(kept, {"host": {"h1"}}) is None  # Hostname is not mapped to host here
+    mapped = MetricRule(kept.metric, query, labels=(LabelRule("host", "Hostname"),))
+    assert narrowed(mapped, {"host": {"h1", "a.b"}}) == (
+        'DCGM_FI_DEV_GPU_UTIL{job!="x", Hostname=~"a\\\\.b|h1"}'
+    )
+    cpu = MetricRule("node_cpu", "100 * (1 - avg by (instance) (rate(x[1m])))")
+    assert narrowed(cpu, {"host": {"h1"}}) is None
+
+
+@pytest.fixture(scope="module", params=["prometheus", "victoria-metrics"])
+def server(request, tmp_path_factory) -> str:
+    tmp = tmp_path_factory.mktemp(request.param)
+    if request.param == "prometheus":
+        ctx, url = servers.prometheus_backfilled(tmp, _fleet())
+        with ctx:
+            yield url
+        return
+    ctx, url = servers.victoria_metrics(tmp, None)
+    with ctx:
+        servers.import_into_victoria(url, _fleet())
+        yield url
+
+
+@pytest.mark.integration
+def test_the_analysis_asks_the_fleet_for_its_scope_only(server, tmp_path, monkeypatch):
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    upgrade(engine)
+    with write_transaction(engine) as conn:
+        upsert_topology(conn=conn, topology=TOPOLOGY)
+    source = make_source(server)
+    monkeypatch.setattr(snapshot, "MAX_SERIES", 10)  # the fleet holds 83 mapped series
+    try:
+        result = snapshot.analyze_window(engine, M1_LATENCY_SLA, at=BREACH, end=END, source=source)
+    finally:
+        source.close()
+        engine.dispose()
+    read = result["window"]["series_read"]
+    assert read["read"] == 2 and not read["capped"], read  # the SLA's series and h1's GPU
+    assert any(s.startswith("node_cpu_utilization_percent: 41 series") for s in read["left_out"])
+    top = result["suspects"][0]
+    assert (top["metric"], top["labels"]) == ("gpu_utilization_percent", {"gpu": "0", "host": "h1"})
