@@ -8,16 +8,18 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from correlator.analysis.render import when
+from correlator.bundle import Series
 from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
 from correlator.incidents.live import sla_state
 from correlator.incidents.snapshot import build_snapshot
+from correlator.selector import selector_from_labels
 from correlator.store.engine import write_transaction
 from correlator.store.incidents import (
     add_note,
@@ -74,6 +76,54 @@ class _Pass:
     report: dict
     settings: object  # ServiceSettings: the alert routes the incidents' messages go to
     source: MetricSource | None = None
+    family: dict[str, list[Series]] = field(default_factory=dict)  # a source's metric, read once
+
+
+def _prefetch(p: _Pass, slas: list[dict]) -> None:
+    """Read each source metric that threshold SLAs watch once for the pass, not once per SLA.
+
+    A hundred models' latency SLAs on one metric are one query: narrowed to the label every
+    one of them selects by (``model=~"m1|m2|..."``) where the source can narrow, else whole.
+    """
+    source = p.source
+    if source is None:
+        return
+    families: dict[str, list[dict]] = {}
+    for sla in slas:
+        if sla.get("op") and sla.get("threshold") is not None and sla["metric"] in source.metrics:
+            families.setdefault(sla["metric"], []).append(sla)
+    narrow = getattr(source, "read_in_scope", None)
+    for metric, group in families.items():
+        start = p.now - max(_lookback(s) for s in group)
+        common = set.intersection(*(set(s.get("labels") or {}) for s in group))
+        values = {k: {str(s["labels"][k]) for s in group} for k in common}
+        try:
+            if narrow is not None and values:
+                found, _ = narrow(
+                    names=[metric], start=start, end=p.now, values=values, max_series=2**62
+                )
+            else:
+                found = source.read(names=[metric], start=start, end=p.now)
+        except Exception:  # each SLA then reads (and reports) on its own
+            log.exception("reading %s for %d SLAs failed", metric, len(group))
+            continue
+        p.family[metric] = found
+
+
+def _sla_window(p: _Pass, sla: dict) -> list[Series]:
+    """Return an SLA's series over its lookback: from the pass's family read, else its own."""
+    start = p.now - _lookback(sla)
+    family = p.family.get(sla["metric"])
+    if family is None:
+        with p.engine.connect() as conn:
+            return sla_series(conn=conn, sla=sla, start=start, end=p.now, source=p.source)
+    selector = selector_from_labels(sla["metric"], sla.get("labels") or {})
+    out = []
+    for s in family:
+        if selector.matches(s.name, s.labels):
+            keep = (s.ts >= start) & (s.ts <= p.now)
+            out.append(Series(s.name, s.labels, s.ts[keep], s.values[keep]))
+    return out
 
 
 IMPORTED_GRACE_S = 3600.0  # past an imported window's end by this, its incident is resolved
@@ -81,11 +131,7 @@ IMPORTED_GRACE_S = 3600.0  # past an imported window's end by this, its incident
 
 def _check(p: _Pass, sla: dict) -> None:
     """Open or resolve the incident of a threshold SLA from its series up to ``p.now``."""
-    with p.engine.connect() as conn:
-        found = sla_series(
-            conn=conn, sla=sla, start=p.now - _lookback(sla), end=p.now, source=p.source
-        )
-    state = sla_state(found, sla)
+    state = sla_state(_sla_window(p, sla), sla)
     name = sla["name"]
     p.report["slas"][name] = _say_state(state, sla, p.now)
     if state.breaching and state.start is not None:  # a breaching state has its start
@@ -307,6 +353,7 @@ def evaluate_once(
             if w.breach_start is not None:
                 declared.setdefault(w.sla, []).append(w)
     p = _Pass(engine, now, holder, report, settings, source)
+    _prefetch(p, slas)
     for sla in slas:
         name = sla["name"]
         threshold = bool(sla.get("op")) and sla.get("threshold") is not None
