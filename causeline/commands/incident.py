@@ -54,14 +54,20 @@ def register(sub) -> None:
             "resolve an incident by hand",
             'causeline incident resolve 3 --text "rolled back to 3.2.1"',
         ),
+        (
+            "ack",
+            ack_cmd,
+            "acknowledge an open incident: you are on it",
+            'causeline incident ack 3 --text "looking at the GPU hosts"',
+        ),
     ):
         a = subparser(acts, name, text, example)
         a.add_argument("id", type=int)
         if name == "export":
             a.add_argument("-o", "--output", default=None, help="file (default: stdout)")
-        if name == "resolve":
+        if name in ("resolve", "ack"):
             a.add_argument("--text", default=None, help="why, written as a note")
-        add_common(a, author=name == "resolve")
+        add_common(a, author=name in ("resolve", "ack"))
         a.set_defaults(func=func)
     note = subparser(
         acts,
@@ -174,6 +180,27 @@ def note_cmd(args) -> int:
     if got is None:
         raise CliError(f"no incident {args.id}")
     show(got)
+    return 0
+
+
+def ack_cmd(args) -> int:
+    """Acknowledge an open incident, as the API does: on it and on its timeline, once."""
+    from correlator.store.incidents import acknowledge_incident, add_note
+
+    checked_arguments(args, free=("text",), names=("author",))
+    _get(args)
+    t, by = time.time(), author_of(args)
+    with writing(args) as conn:
+        done, had = acknowledge_incident(conn=conn, incident_id=args.id, now=t, by=by)
+        if not done:
+            if had is None:
+                raise CliError(f"incident {args.id} is resolved: nothing to acknowledge")
+            raise CliError(
+                f"incident {args.id} was acknowledged by {had['by']} at {when(had['at'])}"
+            )
+        text = f"Acknowledged by {by}" + (f": {args.text}" if args.text else "")
+        add_note(conn=conn, incident_id=args.id, author=by, team="other", text=text, now=t)
+    print(f"incident {args.id} acknowledged by {by}")
     return 0
 
 

@@ -29,6 +29,8 @@ def _summary(row: Incident) -> dict:
         "breach_start": row.breach_start,
         "breach_end": row.breach_end,
         "opened_at": row.opened_at,
+        "acknowledged_at": row.acknowledged_at,
+        "acknowledged_by": row.acknowledged_by,
         "resolved_at": row.resolved_at,
         "top_suspect": suspects[0] if suspects else None,
     }
@@ -103,6 +105,21 @@ def resolve_incident(
     row.breach_end = breach_end if breach_end is not None else row.breach_end
     session.flush()
     return True
+
+
+def acknowledge_incident(
+    *, conn: Connection, incident_id: int, now: float, by: str
+) -> tuple[bool, dict | None]:
+    """Mark an open incident acknowledged by ``by``; return (done, who had, when it had)."""
+    session = Session(conn)
+    row = session.get(Incident, incident_id)
+    if row is None or row.status != "open":
+        return False, None
+    if row.acknowledged_at is not None:
+        return False, {"by": row.acknowledged_by, "at": row.acknowledged_at}
+    row.acknowledged_at, row.acknowledged_by = now, by
+    session.flush()
+    return True, None
 
 
 def get_incident(*, conn: Connection, incident_id: int) -> dict | None:

@@ -289,6 +289,8 @@ class Incident(Base):
     opened_at: Mapped[float] = mapped_column(Millis)
     resolved_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     resolved_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    acknowledged_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
+    acknowledged_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     reranked_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     opened_by: Mapped[str] = mapped_column(String(200), default="")
     snapshot: Mapped[dict] = mapped_column(JSON, default=dict)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import dash
-from dash import Input, Output, State, dcc, html, no_update
+from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import ids
 from dashboard.client import ApiError, Series, segment
@@ -93,6 +93,27 @@ def board_query(incident: dict, sla: dict) -> dict:
 
 def _board_link(context: Context, incident: dict, sla: dict) -> str:
     return context.path("/board") + "?" + urlencode(board_query(incident, sla))
+
+
+def _state_actions(incident: dict, can_write: bool) -> list:
+    """Return Acknowledge and Resolve for an open incident, and who took it."""
+    if incident.get("status") != "open":
+        by = incident.get("resolved_by")
+        return [html.Span(f"resolved by {by}" if by else "resolved", className="msg")]
+    taken = incident.get("acknowledged_by")
+    out: list = [
+        html.Span(
+            f"acknowledged by {taken} at {fmt(incident.get('acknowledged_at'))}"
+            if taken
+            else "not acknowledged",
+            id=ids.INCIDENT_STATE,
+            className="msg",
+        )
+    ]
+    if not taken:
+        out.append(write_button("Acknowledge", ids.INCIDENT_ACK, can_write))
+    out.append(write_button("Resolve (the note below, if any)", ids.INCIDENT_RESOLVE, can_write))
+    return out
 
 
 def _imported_badge(incident: dict) -> list:
@@ -329,6 +350,7 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
             ),
             html.Div(
                 [
+                    *_state_actions(incident, access.can_write),
                     write_button("Re-rank", ids.INCIDENT_RERANK, access.can_write),
                     html.Span(id=ids.INCIDENT_RERANK_MSG, className="msg"),
                     html.Button("Export review (Markdown)", id="incident-review", n_clicks=0),
@@ -408,6 +430,34 @@ def register(app: dash.Dash, context: Context) -> None:
         except ApiError as exc:
             return no_update, exc.message, no_update
         return _notes(incident).children, f"Note added by {access.user}.", ""
+
+    @app.callback(
+        Output(ids.INCIDENT_STATE, "children"),
+        Output(ids.INCIDENT_NOTES, "children", allow_duplicate=True),
+        Input(ids.INCIDENT_ACK, "n_clicks"),
+        Input(ids.INCIDENT_RESOLVE, "n_clicks"),
+        State(ids.INCIDENT_ID, "data"),
+        State(ids.INCIDENT_NOTE_TEXT, "value"),
+        prevent_initial_call=True,
+    )
+    def take_or_resolve(_ack, _resolve, incident_id, text):
+        access = context.access()
+        if not access.can_write:
+            return f"Read-only: {access.read_only_reason}", no_update
+        action = "resolve" if ctx.triggered_id == ids.INCIDENT_RESOLVE else "acknowledge"
+        body = {"text": text.strip()} if action == "resolve" and (text or "").strip() else {}
+        try:
+            incident = context.client.post(
+                f"/api/v1/incidents/{incident_id}/{action}", body, author=access.user
+            )
+        except ApiError as exc:
+            return exc.message, no_update
+        said = (
+            f"resolved by {access.user}"
+            if action == "resolve"
+            else f"acknowledged by {access.user} at {fmt(incident.get('acknowledged_at'))}"
+        )
+        return said, _notes(incident).children
 
     @app.callback(
         Output(ids.INCIDENT_BODY, "children"),

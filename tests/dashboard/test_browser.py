@@ -265,6 +265,47 @@ def test_open_an_incident_and_add_a_note(demo_site, browser, artifacts):
         lambda d: "not capacity" in d.find_element(By.ID, "incident-notes").text
     )
     assert "Note added by" in browser.find_element(By.ID, "incident-note-msg").text
+    assert browser.find_element(By.ID, "incident-headline").text.endswith(".")
+
+
+def test_take_an_open_incident_from_its_page(demo_site, browser):
+    """Acknowledge on the page: who and when on the incident and its timeline, once."""
+    import httpx
+
+    base, demo, token = demo_site
+    auth = {"Authorization": f"Bearer {token}"}
+    sla = {  # always breached by the demo's latency: the evaluator opens and keeps it open
+        "name": "browser-ack p99",
+        "metric": "model_latency_p99_ms",
+        "labels": {"model": demo["model"]},
+        "op": ">",
+        "threshold": 1,
+        "for_seconds": 0,
+    }
+    assert httpx.post(f"{base}/api/v1/slas", json=sla, headers=auth, timeout=30).is_success
+
+    def opened():
+        found = httpx.get(f"{base}/api/v1/incidents", headers=auth, timeout=30).json()
+        return next((i["id"] for i in found if i["sla"] == sla["name"]), None)
+
+    number = WebDriverWait(browser, 60).until(lambda _d: opened())
+    browser.get(f"{base}/incidents/{number}")
+    state = WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: d.find_element(By.ID, "incident-state")
+    )
+    assert state.text == "not acknowledged"
+    browser.find_element(By.ID, "incident-ack").click()
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "acknowledged by" in d.find_element(By.ID, "incident-state").text
+    )
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "Acknowledged by" in d.find_element(By.ID, "incident-notes").text
+    )
+    inc = httpx.get(f"{base}/api/v1/incidents/{number}", headers=auth, timeout=30).json()
+    assert inc["status"] == "open" and inc["acknowledged_by"] and inc["acknowledged_at"]
+    done = httpx.post(f"{base}/api/v1/incidents/{number}/resolve", headers=auth, timeout=30)
+    assert done.is_success  # leave the demo as it was for the other tests
+    httpx.delete(f"{base}/api/v1/slas/{sla['name']}", headers=auth, timeout=30)
 
 
 INCIDENT_DRAWN = """

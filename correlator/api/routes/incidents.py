@@ -9,6 +9,7 @@ from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
 from correlator.analysis import AnalysisError, SlaMatchError
+from correlator.analysis.render import when
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SourceDep
 from correlator.api.handlers import field_error, not_found, now, read, who, write
@@ -29,6 +30,7 @@ from correlator.incidents.snapshot import analyze_stored, build_snapshot
 from correlator.limits import MAX_TS
 from correlator.promsource import PromSourceError
 from correlator.store.incidents import (
+    acknowledge_incident,
     add_note,
     get_incident,
     list_incidents,
@@ -166,6 +168,32 @@ async def resolve(
             text=body.text,
             now=t,
         )
+    return await _get(engine, incident_id)
+
+
+@router.post(
+    "/api/v1/incidents/{incident_id}/acknowledge",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
+async def acknowledge(
+    incident_id: int, engine: EngineDep, token: WriterDep, body: ActionIn | None = None
+) -> dict:
+    """Take an open incident: who and when go on it and on its timeline; 409 if taken or over."""
+    await _get(engine, incident_id)
+    author = who(body.author if body else None, token)
+    t = now()
+    done, had = await write(engine, acknowledge_incident, incident_id=incident_id, now=t, by=author)
+    if not done:
+        if had is None:
+            raise HTTPException(409, f"incident {incident_id} is resolved: nothing to take")
+        raise HTTPException(
+            409, f"incident {incident_id} was acknowledged by {had['by']} at {when(had['at'])}"
+        )
+    text = f"Acknowledged by {author}" + (f": {body.text}" if body and body.text else "")
+    await write(
+        engine, add_note, incident_id=incident_id, author=author, team="other", text=text, now=t
+    )
     return await _get(engine, incident_id)
 
 

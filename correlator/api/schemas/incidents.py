@@ -90,6 +90,8 @@ class IncidentSummary(Out):
     breach_start: Number = Field(description="unix seconds")
     breach_end: Number | None = Field(description="unix seconds; null while it lasts")
     opened_at: Number = Field(description="unix seconds")
+    acknowledged_at: Number | None = Field(None, description="unix seconds; null until then")
+    acknowledged_by: str | None = Field(None, description="who took it")
     resolved_at: Number | None = Field(description="unix seconds")
     top_suspect: Suspect | None
 
