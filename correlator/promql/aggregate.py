@@ -43,13 +43,13 @@ def apply(node: Aggregate, vecs: list[Vec], param, tick: Tick) -> list[Vec]:
             out += _top(node.op == "topk", members, values, present, param)
             continue
         count = present.sum(axis=0)
-        result = _fold(node.op, values, present, count, param)
+        result = _fold(node.op, values, present, count, param, tick)
         any_present = count > 0
         out.append(Vec(dict(key), np.where(any_present, result, np.nan), any_present))
     return out
 
 
-def _fold(op: str, values: np.ndarray, present: np.ndarray, count: np.ndarray, param):
+def _fold(op: str, values: np.ndarray, present: np.ndarray, count: np.ndarray, param, tick: Tick):
     with np.errstate(all="ignore"):
         if op == "count":
             return count.astype(float)
@@ -63,7 +63,7 @@ def _fold(op: str, values: np.ndarray, present: np.ndarray, count: np.ndarray, p
             variance = _welford(values, present)
             return np.sqrt(variance) if op == "stddev" else variance
         if op == "quantile":
-            return _quantile(values, present, param)
+            return _quantile(values, present, param, tick)
         fill = -np.inf if op == "max" else np.inf
         pick = np.fmax if op == "max" else np.fmin
         result = pick.reduce(np.where(present, values, fill), axis=0)
@@ -123,9 +123,11 @@ def quantile_of(phi: float, values: np.ndarray) -> float:
     return float(ordered[lower] * (1 - weight) + ordered[upper] * weight)
 
 
-def _quantile(values: np.ndarray, present: np.ndarray, phi: np.ndarray) -> np.ndarray:
+def _quantile(values: np.ndarray, present: np.ndarray, phi: np.ndarray, tick: Tick) -> np.ndarray:
     out = np.full(values.shape[1], np.nan)
     for i in range(values.shape[1]):
+        if i % TICK_EVERY == 0:
+            tick()  # a step at a time: the deadline is checked as it goes
         here = values[present[:, i], i]
         if here.size:
             out[i] = quantile_of(float(phi[i]), here)

@@ -35,7 +35,7 @@ def apply(
             if func in _WALKED:
                 values, present = _walked(func, raw, lo, hi, scalars, tick)
             else:
-                values, present = _windowed(func, raw, lo, hi, scalars, steps)
+                values, present = _windowed(func, raw, lo, hi, scalars, steps, tick)
         labels = raw.labels if func == "last_over_time" else without_name(raw.labels)
         out.append(Vec(labels, np.where(present, values, np.nan), present))
     return out
@@ -88,6 +88,7 @@ def _windowed(
     hi: np.ndarray,
     scalars: list[np.ndarray],
     steps: np.ndarray,
+    tick: Tick,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return a vectorised function of every window: its values and where it has one."""
     values = raw.values
@@ -116,7 +117,7 @@ def _windowed(
             before = values[np.clip(hi - 2, 0, values.size - 1)]
             return last - before, n >= 2
         if not np.isfinite(values).all():
-            return _walk_all(func, raw, lo, hi, scalars, steps)
+            return _walk_all(func, raw, lo, hi, scalars, steps, tick)
         if func in ("sum_over_time", "avg_over_time"):
             prefix = _prefix(values)
             total = prefix[hi] - prefix[lo]
@@ -221,11 +222,14 @@ def _walk_all(
     hi: np.ndarray,
     scalars: list[np.ndarray],
     steps: np.ndarray,
+    tick: Tick,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return a function of windows holding NaN or infinite values, one window at a time."""
     out = np.full(lo.size, np.nan)
     present = hi > lo
-    for i in np.flatnonzero(present):
+    for n, i in enumerate(np.flatnonzero(present)):
+        if n % TICK_EVERY == 0:
+            tick()
         window = raw.values[lo[i] : hi[i]]
         if func == "sum_over_time":
             out[i] = float(np.add.reduce(window))

@@ -159,3 +159,22 @@ def test_steps_lookback_aggregation_and_scalar_arithmetic():
 def test_anything_else_is_refused_naming_the_part(query, needle):
     with pytest.raises(Unsupported, match=needle):
         parse_query(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "quantile(0.5, g)",
+        "quantile_over_time(0.5, g[1m])",
+        "max_over_time((g / 0)[1m:10s])",  # infinite values: windows walked one by one
+        "histogram_quantile(0.5, g)",
+    ],
+)
+def test_per_step_loops_check_the_deadline_as_they_go(query):
+    """A query walking thousands of steps gives its caller's deadline a say every 1,024."""
+    steps = np.arange(0, 10_000 * 10_000, 10_000, dtype=np.int64)
+    labels = {"__name__": "g", "le": "+Inf", "i": "1"}
+    store = [Raw(labels, steps.copy(), np.arange(steps.size, dtype=float) + 1)]
+    ticks = []
+    run(parse_query(query), steps, _fetch(store), lambda: ticks.append(1))
+    assert len(ticks) >= steps.size // 1024, (query, len(ticks))
