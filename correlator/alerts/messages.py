@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 from correlator.analysis.confidence import say
+from correlator.analysis.evidence import describe, number, unit_of
 from correlator.vocabulary import DEFAULT_SEVERITY, TEAMS, AlertEvent
 
 BOARD_BEFORE_S = 3600.0
@@ -24,6 +25,7 @@ class SuspectLine:
     score: float | None
     person: str | None = None  # who to ask: the change's author, the owning team's on-call
     next_step: str | None = None
+    words: str = ""  # the suspect said for a sentence: "error log lines on pay"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,14 @@ def _what(suspect: dict) -> str:
     return f"{name}{{{tag}}}" if tag else str(name)
 
 
+def _words(suspect: dict) -> str:
+    """Return a suspect in words: the signal and where, or the change and what it changed."""
+    if suspect.get("kind") == "change":
+        target = suspect.get("target")
+        return f"change {suspect.get('id') or ''}" + (f" on {target}" if target else "")
+    return describe(str(suspect.get("metric") or "?"), suspect.get("labels") or {})
+
+
 def _one_line(text, limit: int) -> str:
     """Return text on one line (runs of white space as one space), cut to ``limit``."""
     return " ".join(str(text or "").split())[:limit]
@@ -113,6 +123,7 @@ def _suspects(incident: dict) -> list[SuspectLine]:
                 score=s.get("score"),
                 person=str(s["person"])[:200] if s.get("person") else None,
                 next_step=_one_line(s.get("next_step"), 300) or None,
+                words=_one_line(_words(s), 200),
             )
         )
     return out
@@ -195,12 +206,14 @@ def build_message(
     since = float(incident.get("breach_start") or now)
     resolved_at = incident.get("resolved_at")
     end = float(incident.get("breach_end") or resolved_at or now)
+    unit = unit_of(str(metric))
+    limit = number(float(threshold or 0), unit)
     if value is None:
         value_line = f"breaching {condition}"
     elif event == "resolved":
-        value_line = f"now {_number(value)} (threshold {_number(float(threshold or 0))})"
+        value_line = f"now {number(value, unit)} (threshold {limit})"
     else:
-        value_line = f"{_number(value)} vs threshold {_number(float(threshold or 0))}"
+        value_line = f"{number(value, unit)} vs threshold {limit}"
     severity = str(incident.get("severity") or sla.get("severity") or DEFAULT_SEVERITY)
     team = suspects[0].owner if suspects and suspects[0].owner in TEAMS else ""
     verb = {"opened": "SLA breach", "updated": "Top suspect changed", "resolved": "Resolved"}
@@ -208,7 +221,7 @@ def build_message(
     p = incident.get("confidence")
     p = float(p) if isinstance(p, int | float) and suspects else None
     if p is not None and event != "resolved":
-        title += f" | {_trust(p, suspects[0].what)}"
+        title += f" | {_trust(p, suspects[0].words or suspects[0].what)}"
     labels = {"sla": str(incident["sla"]), "model": model, "severity": severity, "team": team}
     labels |= {k: v for k, v in scope_labels.items() if k not in labels}
     return Message(
@@ -231,9 +244,8 @@ def build_message(
         ),
         incident_url=incident_url(public_url, int(incident["id"])),
         thread_key=f"causeline-incident-{incident['id']}",
-        duration_seconds=(float(resolved_at) - since)
-        if event == "resolved" and resolved_at
-        else None,
+        # The breach's own length, as the page and the review say it; else until resolved.
+        duration_seconds=(end - since) if event == "resolved" and resolved_at else None,
         resolved_at=float(resolved_at) if resolved_at else None,
         labels=labels,
         confidence=p,

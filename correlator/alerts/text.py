@@ -6,6 +6,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from correlator.alerts.messages import Message
+from correlator.analysis.evidence import duration as said_duration
+from correlator.analysis.evidence import elapsed
 
 
 def when(ts: float | None) -> str:
@@ -15,24 +17,17 @@ def when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def duration(seconds: float | None) -> str:
-    """Return a duration in words: '45 s', '12 min', '2 h 5 min'."""
-    if seconds is None:
-        return "?"
-    s = max(0, round(seconds))
-    if s < 120:
-        return f"{s} s"
-    if s < 7200:
-        return f"{s // 60} min"
-    return f"{s // 3600} h {s % 3600 // 60} min"
-
-
 def facts(message: Message) -> list[tuple[str, str]]:
-    """Return the (name, value) facts every channel shows."""
+    """Return the (name, value) facts every channel shows, the next step near the top."""
     out = [("SLA", message.condition), ("Value", message.value_line)]
+    top = message.suspects[0] if message.suspects else None
+    if top is not None and top.next_step and message.event != "resolved":
+        ask = f" (ask {top.person})" if top.person else ""
+        out.append(("Next step", f"{top.next_step.rstrip('.')}{ask}"))
     out.append(("Since", when(message.since)))
     if message.event == "resolved":
-        out.append(("Duration", duration(message.duration_seconds)))
+        length = message.duration_seconds
+        out.append(("Duration", "?" if length is None else elapsed(length)))
     out.append(("Scope", message.scope))
     out.append(("On call", f"algo: {message.oncall['algo']}; infra: {message.oncall['infra']}"))
     return out
@@ -43,7 +38,8 @@ def suspect_lines(message: Message) -> list[str]:
     suspects = message.suspects[:1] if message.event == "resolved" else message.suspects
     out = []
     for s in suspects:
-        lead = f", {duration(s.lead_seconds)} before" if s.lead_seconds else ""
+        # Said as the evidence says it ("4 min", not 239 s floored to "3 min").
+        lead = f", {said_duration(s.lead_seconds)} before" if s.lead_seconds else ""
         line = f"{s.rank}. {s.what} [owner {s.owner}{lead}]"
         line = f"{line}: {s.evidence.rstrip('.')}." if s.evidence else line
         if s.next_step and message.event != "resolved":

@@ -36,6 +36,14 @@ def clock(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%H:%M")
 
 
+def elapsed(seconds: float) -> str:
+    """Say how long something lasted, to the second: 45s, 29m 45s, 2h 5m."""
+    total = max(0, int(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h {minutes}m" if hours else (f"{minutes}m {secs}s" if minutes else f"{secs}s")
+
+
 def duration(seconds: float) -> str:
     """Say a duration briefly: 45 s, 4 min, 2.5 h."""
     s = abs(seconds)

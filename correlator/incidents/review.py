@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from correlator.analysis.evidence import elapsed
 from correlator.vocabulary import TEAMS
 
 TIMELINE_SUSPECTS = 5
@@ -31,12 +32,7 @@ def _t(ts: float | None) -> str:
 
 
 def _dur(seconds: float | None) -> str:
-    if seconds is None:
-        return "ongoing"
-    seconds = int(seconds)
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}h {m}m" if h else (f"{m}m {s}s" if m else f"{s}s")
+    return "ongoing" if seconds is None else elapsed(seconds)  # as the chat messages say it
 
 
 def _scope(scope: dict | None) -> str:

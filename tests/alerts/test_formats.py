@@ -29,7 +29,7 @@ def _message(event="opened", **extra):
 def test_message_says_what_came_before_the_breach():
     text = markdown(_message())
     assert "model_latency_p99_ms > 50 for 120 s" in text
-    assert "120 vs threshold 50" in text
+    assert "120 ms vs threshold 50 ms" in text  # with the metric's unit
     assert "2024-12-02 09:25:00 UTC" in text  # since when
     assert "local (host=gpu-node-2, instance=i-3)" in text
     assert "1. model_input_length_bucket{instance=i-3} [owner algo, 4 min before]" in text
@@ -41,10 +41,23 @@ def test_message_says_what_came_before_the_breach():
     assert "https://causeline.example/incidents/3" in text
 
 
+def test_the_next_step_comes_right_after_the_value():
+    incident = sample_incident()
+    incident["suspects"][0] |= {"next_step": "roll back the canary.", "person": "li.wei"}
+    text = markdown(
+        build_message(
+            incident, "opened", sla=SLA, public_url="https://c.example", value=120.0, now=T0
+        )
+    )
+    assert "- **Next step**: roll back the canary (ask li.wei)" in text
+    assert text.index("**Value**") < text.index("**Next step**") < text.index("**Since**")
+
+
 def test_resolve_message_has_duration_and_final_top_suspect():
     msg = _message("resolved", status="resolved", resolved_at=T0 + 1800, breach_end=T0 + 1790)
     text = markdown(msg)
-    assert msg.title.startswith("[CRITICAL] Resolved") and "30 min" in text
+    # The breach's length (its end, not the resolution), said as the page and review say it.
+    assert msg.title.startswith("[CRITICAL] Resolved") and "**Duration**: 29m 50s" in text
     assert "Final top suspect" in text and "gpu_utilization_percent" not in text
 
 
@@ -159,8 +172,8 @@ def test_grafana_annotation_is_a_point_then_a_region_tagged_and_linking_back():
 @pytest.mark.parametrize(
     ("p", "said"),
     [
-        (0.83, "| likely (83%): model_input_length_bucket{instance=i-3}"),
-        (0.55, "| possibly (55%): model_input_length_bucket{instance=i-3}"),
+        (0.83, "| likely (83%): model input length on i-3"),
+        (0.55, "| possibly (55%): model input length on i-3"),
         (0.31, "| unsure (31%): compare the top 3"),
     ],
 )

@@ -45,7 +45,7 @@ def test_breach_on_fifty_instances_sends_one_message(engine, receiver):
     assert len(receiver.posts) == 1
     body = receiver.posts[0]["json"]
     assert body["event"] == "opened" and body["condition"].startswith("model_latency_p99_ms > 50")
-    assert "169 vs threshold 50" in body["value_line"]  # max over the 50 instances
+    assert "169 ms vs threshold 50 ms" in body["value_line"]  # max over the 50 instances
     # Recovery resolves the incident and its resolve message follows in the same thread.
     later = [end + 15 * k for k in range(1, 12)]
     recovered = [

@@ -122,7 +122,7 @@ def test_evaluator_opens_incident_from_prometheus_and_ranks_both_sources(service
     with service.app.state.engine.connect() as conn:
         rows = list_outbox(conn=conn, incident_id=incident["id"], payload=True)
     value_line = rows[0]["payload"]["value_line"]
-    assert value_line.endswith("vs threshold 100") and float(value_line.split()[0]) > 150, rows
+    assert value_line.endswith("vs threshold 100 ms") and float(value_line.split()[0]) > 150, rows
     # The analysis route reads the same sources.
     got = service.post("/api/v1/analyze", json={"sla": SLA["name"], "at": BREACH + 60})
     assert got.status_code == 200, got.text
