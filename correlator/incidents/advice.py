@@ -44,11 +44,21 @@ def _series_step(s: dict, model: str) -> str:
     return f"look at {metric} on {_where(labels)} from its onset"
 
 
+# Change kinds a rollback of the target undoes; any other change (a feature launched
+# upstream, a kernel, a capacity move) is reverted as itself, its summary saying what it was.
+ROLLED_BACK = frozenset({"deploy", "model", "image", "config", "version", "release"})
+
+
 def _change_step(s: dict, change: dict | None) -> tuple[str, str | None]:
     change = change or {}
     what = change.get("target") or change.get("summary") or s.get("id")
     version = f" {change['version']}" if change.get("version") else ""
-    step = f"roll back {what}{version} (change {s.get('id')})"
+    kind = str(change.get("kind") or "deploy")
+    if kind in ROLLED_BACK or not change.get("summary"):
+        step = f"roll back {what}{version} (change {s.get('id')})"
+    else:  # "revert demo-chg-3 (feature): query-expansion launched upstream ..."
+        summary = " ".join(str(change["summary"]).split())[:160].rstrip(".")
+        step = f"revert change {s.get('id')} ({kind}): {summary}"
     if change.get("url"):
         step += f" from its pipeline run: {change['url']}"
     return step, change.get("author") or change.get("person")

@@ -33,18 +33,27 @@ def segment_of(suspect: dict) -> str:
 
 
 def _components(sla: dict, topology: dict) -> dict[str, str]:
-    model = (sla.get("labels") or {}).get("model") or sla.get("model") or ""
-    node = f"model:{model}" if model else ""
-    calls = [
-        e["to"] for e in topology.get("edges", []) if e["from"] == node and e["kind"] == "calls"
-    ]
+    labels = sla.get("labels") or {}
+    model = labels.get("model") or sla.get("model") or ""
+    service = labels.get("service") or ""
+    node = f"model:{model}" if model else f"service:{service}" if service else ""
+    edges = [e for e in topology.get("edges", []) if e.get("kind") == "calls"]
+    calls = [e["to"] for e in edges if e["from"] == node]
+    if not model:  # a service's SLA (a microservice incident): its callers, it, what it calls
+        callers = [e["from"] for e in edges if e["to"] == node]
+        return {
+            "input": ", ".join(callers) or (f"requests to {node}" if node else "requests"),
+            "model": node or sla.get("metric", ""),
+            "output": f"{node} responses" if node else "responses",
+            "downstream": ", ".join(calls),
+        }
     kinds = {n["id"]: n.get("kind", "") for n in topology.get("nodes", [])}
     feats = [c for c in calls if "feature" in kinds.get(c, "")]
     others = [c for c in calls if c not in feats]
     return {
-        "input": ", ".join(feats) or (f"{node} inputs" if node else "inputs"),
-        "model": node or sla.get("metric", ""),
-        "output": f"{node} scores" if node else "outputs",
+        "input": ", ".join(feats) or f"{node} inputs",
+        "model": node,
+        "output": f"{node} scores",
         "downstream": ", ".join(others),
     }
 

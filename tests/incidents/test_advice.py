@@ -44,6 +44,27 @@ def test_each_kind_gets_its_step_and_person():
     assert "next_step" not in suspects[0]  # the input is left as it was
 
 
+def test_a_change_that_is_no_release_is_reverted_as_itself_not_as_a_rollback_of_its_target():
+    """The demo said "roll back model:demo_ranker" for a feature launched upstream."""
+    upstream = {
+        "id": "demo-chg-3",
+        "kind": "feature",
+        "target": "model:demo_ranker",
+        "summary": "query-expansion launched upstream: full queries sent as model input",
+        "person": "li.wei",
+    }
+    (out,) = advise(
+        [{"kind": "change", "id": "demo-chg-3", "owner": "algo"}],
+        changes=[upstream],
+        oncall=ONCALL,
+        model="demo_ranker",
+    )
+    assert out["next_step"] == (
+        "revert change demo-chg-3 (feature): query-expansion launched upstream: full queries "
+        "sent as model input"
+    )
+
+
 def test_only_the_top_suspects_are_advised():
     many = [_series(f"m{i}", {"host": "h"}) for i in range(TOP + 3)]
     out = advise(many, changes=[], oncall={}, model="")

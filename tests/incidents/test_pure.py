@@ -148,3 +148,24 @@ def test_the_demo_breach_and_the_days_after_fall_in_one_on_call_shift():
         for later in (end, end + 86400, end + 3 * 86400):
             now = pick_oncall(rotations, [], team=team, model=MODEL, at=later)
             assert now["person"] == at_breach["person"], (team, later)
+
+
+def test_a_service_incident_chain_names_its_callers_the_service_and_what_it_calls():
+    """A microservice incident's chain read "input: inputs, model: latency_avg, output: outputs"."""
+    from correlator.incidents.chain import build_chain
+
+    topology = {
+        "nodes": [{"id": f"service:{n}", "kind": "service"} for n in ("web", "PetSite", "db")],
+        "edges": [
+            {"from": "service:web", "to": "service:PetSite", "kind": "calls"},
+            {"from": "service:PetSite", "to": "service:db", "kind": "calls"},
+        ],
+    }
+    sla = {"metric": "latency_avg", "labels": {"service": "PetSite"}}
+    chain = {c["segment"]: c["component"] for c in build_chain([], sla=sla, topology=topology)}
+    assert chain == {
+        "input": "service:web",
+        "model": "service:PetSite",
+        "output": "service:PetSite responses",
+        "downstream": "service:db",
+    }
