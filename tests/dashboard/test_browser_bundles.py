@@ -192,6 +192,14 @@ def test_incident_page_draws_suspects_of_any_name(bundle_site, browser):
     assert f"#1 {top['metric']}{{{labels}}}" in first.text
     link = browser.find_element(By.LINK_TEXT, "open the joint board at the breach")
     assert "service=PetSite" in link.get_attribute("href")
+    # Long service names wrap: the suspects table (next step last) fits a laptop's width.
+    browser.set_window_size(1024, 900)
+    table, page = browser.execute_script(
+        "return [document.querySelector('#incident-suspects table').scrollWidth,"
+        " document.documentElement.clientWidth];"
+    )
+    browser.set_window_size(1400, 1000)
+    assert table <= page, (table, page)
     _no_server_errors(_statuses(browser))
 
 
