@@ -81,6 +81,7 @@ ENV_DIFF = "env-diff"
 ENV_ALL = "env-all"  # show the keys that agree too
 
 # Capacity
+CAPACITY_SOURCE = "capacity-source"
 CAPACITY_FIELD = "capacity"  # prefix: capacity-<field>
 CAPACITY_RUN = "capacity-run"
 CAPACITY_RESULT = "capacity-result"

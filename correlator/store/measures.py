@@ -23,12 +23,18 @@ def _by_instance(conn: Connection, name: str, model: str | None, start: float, e
 
 
 def measured_capacity(
-    *, conn: Connection, model: str, sla_latency_ms: float, start: float, end: float
+    *,
+    conn: Connection,
+    model: str,
+    sla_latency_ms: float,
+    start: float,
+    end: float,
+    latency_metric: str = "model_latency_p50_ms",
 ) -> dict:
-    """Return the best per-instance QPS seen within the latency SLA, and the median p50."""
+    """Return the best per-instance QPS within the SLA, and the median ``latency_metric``."""
     qps = _by_instance(conn, "model_requests_per_second", model, start, end)
     p99 = _by_instance(conn, "model_latency_p99_ms", model, start, end)
-    p50 = _by_instance(conn, "model_latency_p50_ms", model, start, end)
+    p50 = _by_instance(conn, latency_metric, model, start, end)
     best = None
     for key, (ts, values) in qps.items():
         ok = np.isfinite(values)

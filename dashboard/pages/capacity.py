@@ -2,35 +2,96 @@
 
 from __future__ import annotations
 
+import math
+import re
+import time
+
 import dash
 from dash import Input, Output, State, dcc, html
 
 from dashboard import ids, urlquery
 from dashboard.client import ApiError
 from dashboard.context import Context, serving
+from dashboard.selectors import exact
 from dashboard.tables import error_box
 
 INPUTS = (
     ("sla_latency_ms", "SLA latency (ms)", 30),
-    ("latency_per_request_ms", "latency per request (ms; blank: measured p50)", 12),
+    ("latency_metric", "latency percentile measured (the SLA's)", "model_latency_p50_ms"),
+    ("latency_per_request_ms", "latency per request (ms; blank: measured)", 12),
     ("qps_per_replica", "QPS per replica (blank: measured)", 40),
     ("peak_qps", "peak QPS", 400),
     ("redundancy", "redundancy (fraction)", 0.2),
     ("gpu", "GPU", "T4"),
     ("model", "model (for measured figures)", ""),
 )
+TEXT_FIELDS = ("gpu", "model", "latency_metric")
+LATENCY_SLA = re.compile(r"model_latency_p\d{1,3}_ms")
+PEAK_WINDOW_S = 86_400.0  # the peak QPS the form starts from: the last day's
 
 
-def initial_values(query: dict, models: list[str]) -> dict:
+def initial_values(query: dict, models: list[str], measured: dict | None = None) -> dict:
     """Return the form's first values: for the URL's model, else the first registered one.
 
-    With a model, its measured QPS per replica and p50 latency stand in for the examples.
+    With a model, its measured QPS per replica and latency stand in for the examples, and
+    ``measured`` (``model_defaults``: its SLA, peak QPS and GPU) for the rest.
     """
     values = {name: default for name, _label, default in INPUTS}
     model = urlquery.one(query, "model") or (models[0] if models else "")
     if model:
         values |= {"model": model, "latency_per_request_ms": "", "qps_per_replica": ""}
+        values |= {k: v for k, v in (measured or {}).items() if k in values}
     return values
+
+
+def peak_total(found: list) -> float | None:
+    """Return the highest per-minute sum over a model's instances of their QPS series."""
+    totals: dict[int, float] = {}
+    for series in found:
+        minutes: dict[int, list[float]] = {}
+        for t, v in zip(series.ts, series.values, strict=True):
+            if math.isfinite(v):
+                minutes.setdefault(int(t // 60), []).append(float(v))
+        for minute, vals in minutes.items():
+            totals[minute] = totals.get(minute, 0.0) + sum(vals) / len(vals)
+    return max(totals.values()) if totals else None
+
+
+def model_defaults(context: Context, model: str) -> dict:
+    """Return the plan's figures from a model's own data: its SLA, peak QPS, GPU, replicas."""
+    out: dict = {}
+    try:
+        slas = context.client.slas()
+    except ApiError:
+        slas = []
+    for sla in slas:
+        if (
+            (sla.get("labels") or {}).get("model") == model
+            and LATENCY_SLA.fullmatch(str(sla.get("metric") or ""))
+            and sla.get("op") == ">"
+            and sla.get("threshold")
+        ):
+            out |= {"sla_latency_ms": sla["threshold"], "latency_metric": sla["metric"]}
+            break
+    end = time.time()
+    selector = exact("model_requests_per_second", {"model": model})
+    try:
+        found = context.client.query_range([selector], end - PEAK_WINDOW_S, end)
+    except ApiError:
+        found = []
+    peak = peak_total(found)
+    if peak:
+        out |= {"peak_qps": round(peak, 1), "replicas_now": len(found)}
+    try:
+        prints = context.client.get("/api/v1/fingerprints")
+    except ApiError:
+        prints = []
+    for fp in prints:  # newest first
+        devices = ((fp.get("fingerprint") or {}).get("gpu") or {}).get("devices") or []
+        if fp.get("model") == model and devices:
+            out["gpu"] = str(devices[0].get("name") or "")
+            break
+    return out
 
 
 def _models(context: Context) -> list[str]:
@@ -42,10 +103,22 @@ def _models(context: Context) -> list[str]:
 
 def layout(context: Context, **query) -> html.Div:
     """Return the planner page with the plan of its first values already made."""
-    values = initial_values(query, _models(context))
+    models = _models(context)
+    model = urlquery.one(query, "model") or (models[0] if models else "")
+    measured = model_defaults(context, model) if model else {}
+    values = initial_values(query, models, measured)
+    running = measured.get("replicas_now")
     return html.Div(
         [
             html.H2("Capacity planner"),
+            html.P(
+                f"{model}: figures from its own data (its SLA, the last day's peak QPS, its "
+                f"GPU); {running} replicas report now."
+                if running
+                else "Figures for a model come from its own data when it has some.",
+                id=ids.CAPACITY_SOURCE,
+                className="small",
+            ),
             html.Div(
                 [
                     html.Label(
@@ -76,7 +149,7 @@ def plan_body(values: dict) -> tuple[dict, dict[str, str]]:
         raw = values.get(name)
         if raw in (None, ""):
             continue
-        if name in ("gpu", "model"):
+        if name in TEXT_FIELDS:
             body[name] = str(raw).strip()
             continue
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from dashboard import ids
 from dashboard.access import resolve_access
 from dashboard.changeform import change_body
@@ -177,6 +179,12 @@ class FakeClient:
         self.posted.append((path, body))
         return self.get(path)
 
+    def slas(self):
+        return self.get("/api/v1/slas")
+
+    def query_range(self, matches, start, end, step=None):
+        return self.answers.get(("query_range", tuple(matches)), [])
+
 
 def _context(client):
     from dashboard.context import Context
@@ -305,6 +313,45 @@ def test_capacity_page_shows_the_plan_of_the_first_model_on_load():
     assert body["model"] == "m" and "qps_per_replica" not in body  # measured for the model
     assert capacity.initial_values({"model": "n"}, ["m"])["model"] == "n"
     assert capacity.initial_values({}, [])["qps_per_replica"] == 40  # no model: the example
+
+
+def test_capacity_starts_from_the_models_own_sla_peak_and_gpu():
+    """It assumed a 30 ms SLA, 400 QPS and a T4, and compared p50 with a p99 SLA."""
+    import numpy as np
+
+    from correlator.bundle import Series
+    from dashboard.pages import capacity
+
+    now = time.time()
+    ts = np.arange(now - 3600, now, 15.0)
+    qps = [Series("model_requests_per_second", {"model": "m", "instance": f"i-{i}"}, ts,
+                  np.full(ts.size, 270.0 + i)) for i in range(4)]  # fmt: skip
+    plan = {"replicas": 5, "replicas_with_redundancy": 6, "fits_sla": True, "steps": ["x"]}
+    plan |= {"qps_per_replica": 300.0, "qps_source": "measured"}
+    selector = 'model_requests_per_second{model="m"}'
+    client = FakeClient(
+        {
+            "/api/v1/models": [{"name": "m"}],
+            "/api/v1/slas": [
+                {
+                    "metric": "model_latency_p99_ms",
+                    "labels": {"model": "m"},
+                    "op": ">",
+                    "threshold": 50.0,
+                }  # fmt: skip
+            ],
+            "/api/v1/fingerprints": [
+                {"model": "m", "fingerprint": {"gpu": {"devices": [{"name": "NVIDIA A10"}]}}}
+            ],
+            ("query_range", (selector,)): qps,
+            "/api/v1/capacity/plan": plan,
+        }
+    )
+    page = capacity.layout(_context(client))
+    ((_path, body),) = client.posted
+    assert body["sla_latency_ms"] == 50.0 and body["latency_metric"] == "model_latency_p99_ms"
+    assert body["peak_qps"] == 1086.0 and body["gpu"] == "NVIDIA A10"
+    assert "4 replicas report now" in _text(_find(page, "capacity-source"))
 
 
 def test_incident_scope_reads_as_labels_not_a_mapping():

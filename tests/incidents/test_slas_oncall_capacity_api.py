@@ -159,6 +159,15 @@ def test_capacity_from_measured_metrics_and_backlog_metrics(client):
     # i-0 reached 50 QPS only at 60 ms p99: the best within the SLA is 44.
     assert got["qps_per_replica"] == 44 and got["qps_source"] == "measured"
     assert got["latency_per_request_ms"] == 12 and got["replicas"] == 10
+    # A p99 SLA is planned with the p99 a request takes, not the p50.
+    p99 = client.post(
+        "/api/v1/capacity/plan",
+        json={"sla_latency_ms": 30, "peak_qps": 400, "model": "rank"}
+        | {"latency_metric": "model_latency_p99_ms"},
+    ).json()
+    assert p99["latency_per_request_ms"] == 15  # the median of the stored p99s, not 12
+    bad = {"sla_latency_ms": 30, "peak_qps": 400, "latency_metric": "gpu_temperature_celsius"}
+    assert client.post("/api/v1/capacity/plan", json=bad).status_code == 422
     text = client.get("/metrics").text
     # arrivals 70 QPS + backlog 600 / 30 s drain = 90 QPS at 35 QPS per replica -> 3
     assert 'causeline_recommended_replicas{model="rank"} 3.0' in text

@@ -33,6 +33,7 @@ async def capacity_plan(body: PlanIn, engine: EngineDep, _reader: ReaderDep) -> 
             sla_latency_ms=body.sla_latency_ms,
             start=t - MEASURE_WINDOW_S,
             end=t,
+            latency_metric=body.latency_metric,
         )
         if qps is None:
             qps, source = got["qps_per_replica"], "measured"
@@ -45,7 +46,7 @@ async def capacity_plan(body: PlanIn, engine: EngineDep, _reader: ReaderDep) -> 
         if latency is None:
             raise field_error(
                 "latency_per_request_ms",
-                f"not given and no model_latency_p50_ms stored for {body.model}",
+                f"not given and no {body.latency_metric} stored for {body.model}",
             )
     figures = PlanInput(
         sla_latency_ms=body.sla_latency_ms,

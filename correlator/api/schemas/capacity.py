@@ -18,6 +18,12 @@ class PlanIn(Body):
     redundancy: float = Field(0.2, ge=0, le=10, description="fraction, 0.2 = 20%")
     gpu: str = Field("", max_length=100, examples=["T4"])
     model: str | None = Field(None, max_length=200, description="take missing figures from it")
+    latency_metric: str = Field(
+        "model_latency_p50_ms",
+        pattern=r"^model_latency_p\d{1,3}_ms$",
+        description="the latency percentile a missing latency per request is measured by: "
+        "the one the SLA names",
+    )
 
 
 class PlanOut(Out):
