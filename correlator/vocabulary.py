@@ -29,4 +29,5 @@ Severity = Literal["info", "minor", "major", "critical"]
 SEVERITIES: tuple[str, ...] = get_args(Severity)
 DEFAULT_SEVERITY: Severity = "major"
 
-AlertEvent = Literal["opened", "updated", "resolved"]  # what a chat message announces
+# What a chat message announces.
+AlertEvent = Literal["opened", "updated", "acknowledged", "resolved"]

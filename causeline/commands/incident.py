@@ -185,21 +185,29 @@ def note_cmd(args) -> int:
 
 def ack_cmd(args) -> int:
     """Acknowledge an open incident, as the API does: on it and on its timeline, once."""
-    from correlator.store.incidents import acknowledge_incident, add_note
+    from correlator.incidents.announce import acknowledge_and_announce
+    from correlator.store.incidents import add_note
 
     checked_arguments(args, free=("text",), names=("author",))
     _get(args)
+    settings, source = service_settings(args)
     t, by = time.time(), author_of(args)
-    with writing(args) as conn:
-        done, had = acknowledge_incident(conn=conn, incident_id=args.id, now=t, by=by)
-        if not done:
-            if had is None:
-                raise CliError(f"incident {args.id} is resolved: nothing to acknowledge")
-            raise CliError(
-                f"incident {args.id} was acknowledged by {had['by']} at {when(had['at'])}"
+    try:
+        with writing(args) as conn:
+            done, had = acknowledge_and_announce(
+                conn=conn, incident_id=args.id, now=t, by=by, settings=settings, source=source
             )
-        text = f"Acknowledged by {by}" + (f": {args.text}" if args.text else "")
-        add_note(conn=conn, incident_id=args.id, author=by, team="other", text=text, now=t)
+            if not done:
+                if had is None:
+                    raise CliError(f"incident {args.id} is resolved: nothing to acknowledge")
+                raise CliError(
+                    f"incident {args.id} was acknowledged by {had['by']} at {when(had['at'])}"
+                )
+            text = f"Acknowledged by {by}" + (f": {args.text}" if args.text else "")
+            add_note(conn=conn, incident_id=args.id, author=by, team="other", text=text, now=t)
+    finally:
+        if source is not None:
+            source.close()
     print(f"incident {args.id} acknowledged by {by}")
     return 0
 

@@ -20,7 +20,9 @@ def sign(timestamp: int, secret: str) -> str:
 def render(message: Message) -> dict:
     """Return the interactive-card payload of a message."""
     body = markdown(message, heading="", link=lambda t, u: f"[{t}]({u})").split("\n", 2)[-1]
-    template = {"opened": "red", "updated": "orange", "resolved": "green"}[message.event]
+    template = {"opened": "red", "updated": "orange", "acknowledged": "blue", "resolved": "green"}[
+        message.event
+    ]
     return {
         "msg_type": "interactive",
         "card": {

@@ -216,7 +216,12 @@ def build_message(
         value_line = f"{number(value, unit)} vs threshold {limit}"
     severity = str(incident.get("severity") or sla.get("severity") or DEFAULT_SEVERITY)
     team = suspects[0].owner if suspects and suspects[0].owner in TEAMS else ""
-    verb = {"opened": "SLA breach", "updated": "Top suspect changed", "resolved": "Resolved"}
+    verb = {
+        "opened": "SLA breach",
+        "updated": "Top suspect changed",
+        "acknowledged": f"Acknowledged by {incident.get('acknowledged_by') or 'someone'}",
+        "resolved": "Resolved",
+    }
     title = f"[{severity.upper()}] {verb[event]}: {incident['sla']}"
     p = incident.get("confidence")
     p = float(p) if isinstance(p, int | float) and suspects else None

@@ -5,7 +5,12 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from correlator.alerts.outbox import enqueue_incident_event
-from correlator.store.incidents import get_incident, resolve_incident, set_snapshot
+from correlator.store.incidents import (
+    acknowledge_incident,
+    get_incident,
+    resolve_incident,
+    set_snapshot,
+)
 from correlator.store.windows import MetricSource
 from correlator.vocabulary import AlertEvent
 
@@ -52,3 +57,19 @@ def resolve_and_announce(
         return False
     _announce(conn, incident_id, "resolved", settings, now, source)
     return True
+
+
+def acknowledge_and_announce(
+    *,
+    conn: Connection,
+    incident_id: int,
+    now: float,
+    by: str,
+    settings,
+    source: MetricSource | None = None,
+) -> tuple[bool, dict | None]:
+    """Acknowledge an open incident and queue the acknowledged message, once."""
+    done, had = acknowledge_incident(conn=conn, incident_id=incident_id, now=now, by=by)
+    if done:
+        _announce(conn, incident_id, "acknowledged", settings, now, source)
+    return done, had

@@ -8,7 +8,7 @@ import pytest
 
 from correlator.alerts import alertmanager
 from correlator.alerts.channels import Channel
-from correlator.alerts.formats import alert_format
+from correlator.alerts.formats import FORMATS, alert_format
 from correlator.alerts.messages import build_message
 from correlator.alerts.text import markdown
 from correlator.alerts.transport import HttpTransport
@@ -185,3 +185,14 @@ def test_the_first_line_says_how_far_to_trust_the_top_suspect(p, said):
     # Without a measured confidence, or once resolved, the title says nothing of it.
     assert _message().title == "[CRITICAL] SLA breach: click_rank_v3 p99 latency"
     assert "|" not in _message("resolved", confidence=p, resolved_at=T0 + 600).title
+
+
+@pytest.mark.parametrize("kind", sorted(FORMATS))
+def test_every_format_says_who_acknowledged(kind):
+    incident = sample_incident(acknowledged_by="li.wei", acknowledged_at=T0 + 120)
+    message = build_message(
+        incident, "acknowledged", sla=SLA, public_url="https://c.example", value=120.0, now=T0
+    )
+    assert message.title.startswith("[CRITICAL] Acknowledged by li.wei: ")
+    rendered = str(alert_format(kind).render(message))
+    assert "li.wei" in rendered, kind

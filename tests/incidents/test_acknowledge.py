@@ -62,3 +62,37 @@ def test_acknowledge_from_the_command_line(client, capsys):
     assert "was acknowledged by sam.ops" in capsys.readouterr().err
     inc = client.get(f"/api/v1/incidents/{incident_id}").json()
     assert inc["acknowledged_by"] == "sam.ops" and inc["notes"][-1]["text"].endswith("on it")
+
+
+def test_acknowledging_sends_one_follow_up_message(engine):
+    import json
+
+    from fastapi.testclient import TestClient
+
+    from correlator.alerts.outbox import list_outbox
+    from correlator.api.app import create_app
+    from correlator.settings import ServiceSettings
+    from correlator.store.engine import write_transaction
+    from correlator.store.tokens import create_token
+
+    hook = {"channels": [{"name": "hook", "kind": "webhook", "url": "http://127.0.0.1:9/h"}]}
+    settings = ServiceSettings(
+        database_url=engine.url.render_as_string(hide_password=False),
+        alert_routes_json=json.dumps(hook),
+    )
+    with write_transaction(engine) as conn:
+        token = create_token(conn=conn, name="w")
+    with TestClient(create_app(settings, engine=engine)) as client:
+        client.headers["Authorization"] = f"Bearer {token}"
+        incident_id = _open_incident(client)
+        path = f"/api/v1/incidents/{incident_id}/acknowledge"
+        assert client.post(path, json={"author": "li.wei"}).status_code == 200
+        assert client.post(path, json={"author": "x"}).status_code == 409  # no second message
+    with engine.connect() as conn:
+        rows = list_outbox(conn=conn, incident_id=incident_id, payload=True)
+    acked = [r for r in rows if r["event"] == "acknowledged"]
+    assert len(acked) == 1 and sorted(r["event"] for r in rows) == ["acknowledged", "opened"]
+    assert (
+        acked[0]["payload"]["title"].startswith("[")
+        and "Acknowledged by li.wei" in (acked[0]["payload"]["title"])
+    )

@@ -23,14 +23,17 @@ from correlator.api.schemas.incidents import (
     NoteIn,
     NoteOut,
 )
-from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
+from correlator.incidents.announce import (
+    acknowledge_and_announce,
+    resolve_and_announce,
+    snapshot_and_announce,
+)
 from correlator.incidents.evaluator import evaluate_once
 from correlator.incidents.review import render_review
 from correlator.incidents.snapshot import analyze_stored, build_snapshot
 from correlator.limits import MAX_TS
 from correlator.promsource import PromSourceError
 from correlator.store.incidents import (
-    acknowledge_incident,
     add_note,
     get_incident,
     list_incidents,
@@ -177,13 +180,26 @@ async def resolve(
     response_model_exclude_unset=True,
 )
 async def acknowledge(
-    incident_id: int, engine: EngineDep, token: WriterDep, body: ActionIn | None = None
+    incident_id: int,
+    request: Request,
+    engine: EngineDep,
+    source: SourceDep,
+    token: WriterDep,
+    body: ActionIn | None = None,
 ) -> dict:
-    """Take an open incident: who and when go on it and on its timeline; 409 if taken or over."""
+    """Take an open incident: who and when on it, its timeline and its chat; 409 if taken."""
     await _get(engine, incident_id)
     author = who(body.author if body else None, token)
     t = now()
-    done, had = await write(engine, acknowledge_incident, incident_id=incident_id, now=t, by=author)
+    done, had = await write(
+        engine,
+        acknowledge_and_announce,
+        incident_id=incident_id,
+        now=t,
+        by=author,
+        settings=request.app.state.settings,
+        source=source,
+    )
     if not done:
         if had is None:
             raise HTTPException(409, f"incident {incident_id} is resolved: nothing to take")
