@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from causeline.cli import CliError
@@ -186,28 +187,20 @@ def note_cmd(args) -> int:
 def ack_cmd(args) -> int:
     """Acknowledge an open incident, as the API does: on it and on its timeline, once."""
     from correlator.incidents.announce import acknowledge_and_announce
-    from correlator.store.incidents import add_note
 
-    checked_arguments(args, free=("text",), names=("author",))
-    _get(args)
-    settings, source = service_settings(args)
-    t, by = time.time(), author_of(args)
-    try:
-        with writing(args) as conn:
-            done, had = acknowledge_and_announce(
-                conn=conn, incident_id=args.id, now=t, by=by, settings=settings, source=source
-            )
-            if not done:
-                if had is None:
-                    raise CliError(f"incident {args.id} is resolved: nothing to acknowledge")
-                raise CliError(
-                    f"incident {args.id} was acknowledged by {had['by']} at {when(had['at'])}"
-                )
-            text = f"Acknowledged by {by}" + (f": {args.text}" if args.text else "")
-            add_note(conn=conn, incident_id=args.id, author=by, team="other", text=text, now=t)
-    finally:
-        if source is not None:
-            source.close()
+    by = author_of(args)
+    with _announcing(args) as (conn, settings, source):
+        refused = acknowledge_and_announce(
+            conn=conn,
+            incident_id=args.id,
+            now=time.time(),
+            by=by,
+            settings=settings,
+            source=source,
+            text=args.text,
+        )
+        if refused:
+            raise CliError(refused)
     print(f"incident {args.id} acknowledged by {by}")
     return 0
 
@@ -215,38 +208,35 @@ def ack_cmd(args) -> int:
 def resolve_cmd(args) -> int:
     """Resolve an incident and queue its resolved message, as the API does."""
     from correlator.incidents.announce import resolve_and_announce
-    from correlator.store.incidents import add_note
 
+    with _announcing(args) as (conn, settings, source):
+        resolved = resolve_and_announce(
+            conn=conn,
+            incident_id=args.id,
+            now=time.time(),
+            by=author_of(args),
+            settings=settings,
+            source=source,
+            note=args.text,
+        )
+        if not resolved:
+            raise CliError(f"incident {args.id} is already resolved")
+    print(f"incident {args.id} resolved")
+    return 0
+
+
+@contextmanager
+def _announcing(args):
+    """Yield a write connection, the service's alert settings and its metric source."""
     checked_arguments(args, free=("text",), names=("author",))
     _get(args)
     settings, source = service_settings(args)
-    t = time.time()
     try:
         with writing(args) as conn:
-            resolved = resolve_and_announce(
-                conn=conn,
-                incident_id=args.id,
-                now=t,
-                by=author_of(args),
-                settings=settings,
-                source=source,
-            )
-            if not resolved:
-                raise CliError(f"incident {args.id} is already resolved")
-            if args.text:
-                add_note(
-                    conn=conn,
-                    incident_id=args.id,
-                    author=author_of(args),
-                    team="other",
-                    text=args.text,
-                    now=t,
-                )
+            yield conn, settings, source
     finally:
         if source is not None:
             source.close()
-    print(f"incident {args.id} resolved")
-    return 0
 
 
 EVALUATED_NOTHING = 3  # exit status: another process holds the lease, or no SLA is stored

@@ -5,8 +5,10 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from correlator.alerts.outbox import enqueue_incident_event
+from correlator.analysis.render import when
 from correlator.store.incidents import (
     acknowledge_incident,
+    add_note,
     get_incident,
     resolve_incident,
     set_snapshot,
@@ -49,13 +51,19 @@ def resolve_and_announce(
     settings,
     breach_end: float | None = None,
     source: MetricSource | None = None,
+    note: str | None = None,
 ) -> bool:
-    """Resolve an open incident and queue the resolved message; False when it was not open."""
+    """Resolve an open incident, queue the resolved message and write ``note`` by ``by``.
+
+    False (and nothing written) when the incident was not open.
+    """
     if not resolve_incident(
         conn=conn, incident_id=incident_id, now=now, by=by, breach_end=breach_end
     ):
         return False
     _announce(conn, incident_id, "resolved", settings, now, source)
+    if note:
+        add_note(conn=conn, incident_id=incident_id, author=by, team="other", text=note, now=now)
     return True
 
 
@@ -67,9 +75,18 @@ def acknowledge_and_announce(
     by: str,
     settings,
     source: MetricSource | None = None,
-) -> tuple[bool, dict | None]:
-    """Acknowledge an open incident and queue the acknowledged message, once."""
+    text: str | None = None,
+) -> str | None:
+    """Acknowledge an open incident: on it, its timeline and its chat, once.
+
+    Returns None when done, else why not (resolved, or whom it was taken by and when).
+    """
     done, had = acknowledge_incident(conn=conn, incident_id=incident_id, now=now, by=by)
-    if done:
-        _announce(conn, incident_id, "acknowledged", settings, now, source)
-    return done, had
+    if not done:
+        if had is None:
+            return f"incident {incident_id} is resolved: nothing to acknowledge"
+        return f"incident {incident_id} was acknowledged by {had['by']} at {when(had['at'])}"
+    _announce(conn, incident_id, "acknowledged", settings, now, source)
+    said = f"Acknowledged by {by}" + (f": {text}" if text else "")
+    add_note(conn=conn, incident_id=incident_id, author=by, team="other", text=said, now=now)
+    return None

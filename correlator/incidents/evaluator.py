@@ -22,7 +22,6 @@ from correlator.incidents.snapshot import build_snapshot
 from correlator.selector import selector_from_labels
 from correlator.store.engine import write_transaction
 from correlator.store.incidents import (
-    add_note,
     open_incident,
     open_incident_for,
 )
@@ -100,7 +99,7 @@ def _prefetch(p: _Pass, slas: list[dict]) -> None:
         try:
             if narrow is not None and values:
                 found, _ = narrow(
-                    names=[metric], start=start, end=p.now, values=values, max_series=2**62
+                    names=[metric], start=start, end=p.now, values=values, max_series=None
                 )
             else:
                 found = source.read(names=[metric], start=start, end=p.now)
@@ -141,24 +140,22 @@ def _check(p: _Pass, sla: dict) -> None:
             row = open_incident_for(conn=conn, sla=name)
             if row is None or state.ok_since < row.breach_start:
                 return
-            resolve_and_announce(
-                conn=conn,
-                incident_id=row.id,
-                now=p.now,
-                by="evaluator",
-                breach_end=state.ok_since,
-                settings=p.settings,
-                source=p.source,
-            )
-            add_note(
-                conn=conn,
-                incident_id=row.id,
-                author="evaluator",
-                team="other",
-                text=recovered_note(sla, state.last_value),
-                now=p.now,
-            )
-        p.report["resolved"].append(row.id)
+            _resolve(p, conn, row.id, state.ok_since, recovered_note(sla, state.last_value))
+
+
+def _resolve(p: _Pass, conn, incident_id: int, breach_end: float, note: str) -> None:
+    """Resolve an incident as the evaluator, its message queued and ``note`` on it."""
+    if resolve_and_announce(
+        conn=conn,
+        incident_id=incident_id,
+        now=p.now,
+        by="evaluator",
+        breach_end=breach_end,
+        settings=p.settings,
+        source=p.source,
+        note=note,
+    ):
+        p.report["resolved"].append(incident_id)
 
 
 # Unit word a metric's name ends with -> how a value of it reads ("50 ms", "80%").
@@ -217,25 +214,9 @@ def _close_imported(p: _Pass, sla: dict, windows: list[Window]) -> None:
         state = sla_state(found, sla)
         if state.known and not state.breaching and state.ok_since is not None:
             end, why = max(state.ok_since, row.breach_start), "its data shows the recovery"
+    note = f"Imported from {window.source}: resolved at {when(end)}, as {why}."
     with write_transaction(p.engine) as conn:
-        resolve_and_announce(
-            conn=conn,
-            incident_id=row.id,
-            now=p.now,
-            by="evaluator",
-            breach_end=end,
-            settings=p.settings,
-            source=p.source,
-        )
-        add_note(
-            conn=conn,
-            incident_id=row.id,
-            author="evaluator",
-            team="other",
-            text=f"Imported from {window.source}: resolved at {when(end)}, as {why}.",
-            now=p.now,
-        )
-    p.report["resolved"].append(row.id)
+        _resolve(p, conn, row.id, end, note)
 
 
 def _check_declared(p: _Pass, sla: dict, windows: list[Window]) -> None:

@@ -62,7 +62,10 @@ def analyze_window(
             baseline = read_baseline(conn=conn, recording_id=recorded.id)
         else:
             start, stop, baseline = anchor - BEFORE_S, min(end, anchor + AFTER_S), None
-        scope = scope_of(sla, _own_labels(conn, sla), read_topology(conn=conn))
+
+        def scope():  # worked out only for a store or source past MAX_SERIES
+            return scope_of(sla, _own_labels(conn, sla), read_topology(conn=conn))
+
         bundle = bundle_for_sla(
             conn=conn,
             sla=sla,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from correlator.promql.plan import COMPARISON, SET_OPERATORS, Binary, Matching, compare, scalar_op
-from correlator.promql.values import NAME, EvalError, Tick, Value, Vec, without_name
+from correlator.promql.values import NAME, EvalError, Tick, Value, Vec, label_key, without_name
 
 _DROPS_NAME = ("+", "-", "*", "/", "%", "^")  # arithmetic (atan2 keeps it, as in 2.42)
 
@@ -108,6 +108,20 @@ def _result_labels(many: dict[str, str], one: dict[str, str], node: Binary) -> d
     return labels
 
 
+ONE_TO_ONE_TWICE = (
+    "multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)"
+)
+GROUPED_TWICE = "multiple matches for matching labels: grouping labels must ensure unique matches"
+
+
+def _take(taken: dict[tuple, np.ndarray], key: tuple, present: np.ndarray, error: str) -> None:
+    """Mark the steps ``key`` has a result at; EvalError where it had one there already."""
+    seen = taken.get(key)
+    if seen is not None and (seen & present).any():
+        raise EvalError(error)
+    taken[key] = present if seen is None else seen | present
+
+
 def _vectors(
     node: Binary, lhs: list[Vec], rhs: list[Vec], matching: Matching, tick: Tick
 ) -> list[Vec]:
@@ -123,8 +137,7 @@ def _vectors(
                 "unique on one side"
             )
     out: list[Vec] = []
-    matched: dict[tuple, np.ndarray] = {}
-    results: dict[tuple, dict[tuple, np.ndarray]] = {}
+    taken: dict[tuple, np.ndarray] = {}  # the steps each match (one-to-one) or result has
     for vec in many:
         tick()
         sig = signature(vec.labels, matching)
@@ -141,22 +154,8 @@ def _vectors(
                 values, present = scalar_op(node.op, left, right), both
             labels = _result_labels(vec.labels, partner.labels, node)
             if matching.card == "one-to-one":
-                seen = matched.get(sig)
-                if seen is not None and (seen & present).any():
-                    raise EvalError(
-                        "multiple matches for labels: many-to-one matching must be explicit "
-                        "(group_left/group_right)"
-                    )
-                matched[sig] = present if seen is None else seen | present
+                _take(taken, sig, present, ONE_TO_ONE_TWICE)
             else:
-                per_sig = results.setdefault(sig, {})
-                key = tuple(sorted(labels.items()))
-                seen = per_sig.get(key)
-                if seen is not None and (seen & present).any():
-                    raise EvalError(
-                        "multiple matches for matching labels: grouping labels must ensure "
-                        "unique matches"
-                    )
-                per_sig[key] = present if seen is None else seen | present
+                _take(taken, (sig, label_key(labels)), present, GROUPED_TWICE)
             out.append(Vec(labels, np.where(present, values, np.nan), present))
     return out

@@ -14,6 +14,7 @@ import numpy as np
 import promql_parser as pp
 
 from correlator.promql.scan import ShapeError, check_shape
+from correlator.promql.vector_functions import DATES, MATH
 from correlator.selector import Selector, SelectorError, parse_selector
 
 MAX_QUERY_CHARS = 10_000
@@ -62,55 +63,28 @@ RANGE_FUNCTIONS = frozenset(
         "absent_over_time",
     }
 )
-VECTOR_FUNCTIONS = frozenset(
-    {
-        "abs",
-        "absent",
-        "ceil",
-        "clamp",
-        "clamp_max",
-        "clamp_min",
-        "exp",
-        "floor",
-        "histogram_quantile",
-        "label_join",
-        "label_replace",
-        "ln",
-        "log10",
-        "log2",
-        "round",
-        "scalar",
-        "sgn",
-        "sort",
-        "sort_desc",
-        "sqrt",
-        "timestamp",
-        "vector",
-        "time",
-        "pi",
-        "day_of_month",
-        "day_of_week",
-        "day_of_year",
-        "days_in_month",
-        "hour",
-        "minute",
-        "month",
-        "year",
-        "acos",
-        "acosh",
-        "asin",
-        "asinh",
-        "atan",
-        "atanh",
-        "cos",
-        "cosh",
-        "sin",
-        "sinh",
-        "tan",
-        "tanh",
-        "deg",
-        "rad",
-    }
+VECTOR_FUNCTIONS = (
+    frozenset(
+        {
+            "absent",
+            "clamp",
+            "clamp_max",
+            "clamp_min",
+            "histogram_quantile",
+            "label_join",
+            "label_replace",
+            "round",
+            "scalar",
+            "sort",
+            "sort_desc",
+            "timestamp",
+            "vector",
+            "time",
+            "pi",
+        }
+    )
+    | frozenset(MATH)  # abs, ceil, exp, ln, trigonometry...: vector_functions.MATH
+    | frozenset(DATES)
 )
 _OPS = {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~", "MatchOp.NotRe": "!~"}
 _AT_TIME = re.compile(r"@ (-?[0-9.]+)")

@@ -33,7 +33,7 @@ def apply(
             lo = np.searchsorted(raw.ts, win.starts, side="left")
             hi = np.searchsorted(raw.ts, win.ends, side="right")
             if func in _WALKED:
-                values, present = _walked(func, raw, lo, hi, scalars, tick)
+                values, present = _walk(func, raw, lo, hi, scalars, steps, tick)
             else:
                 values, present = _windowed(func, raw, lo, hi, scalars, steps, tick)
         labels = raw.labels if func == "last_over_time" else without_name(raw.labels)
@@ -117,7 +117,7 @@ def _windowed(
             before = values[np.clip(hi - 2, 0, values.size - 1)]
             return last - before, n >= 2
         if not np.isfinite(values).all():
-            return _walk_all(func, raw, lo, hi, scalars, steps, tick)
+            return _walk(func, raw, lo, hi, scalars, steps, tick)
         if func in ("sum_over_time", "avg_over_time"):
             prefix = _prefix(values)
             total = prefix[hi] - prefix[lo]
@@ -176,28 +176,6 @@ def _regression(
     return slope * scalars[0] + intercept, present
 
 
-def _walked(
-    func: str,
-    raw: Raw,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    scalars: list[np.ndarray],
-    tick: Tick,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return a function computed window by window (quantile_over_time, holt_winters)."""
-    out = np.full(lo.size, np.nan)
-    present = np.zeros(lo.size, dtype=bool)
-    for i in np.flatnonzero(hi > lo):
-        if i % TICK_EVERY == 0:
-            tick()
-        window = raw.values[lo[i] : hi[i]]
-        if func == "quantile_over_time":
-            out[i], present[i] = quantile_of(float(scalars[0][i]), window), True
-        elif window.size >= 2:
-            out[i], present[i] = _holt_winters(window, scalars[0][i], scalars[1][i]), True
-    return out, present
-
-
 def _holt_winters(values: np.ndarray, smoothing: float, trend: float) -> float:
     """Return the smoothed last value, as Prometheus' holt_winters (double exponential)."""
     if not 0 < smoothing < 1:
@@ -215,7 +193,7 @@ def _holt_winters(values: np.ndarray, smoothing: float, trend: float) -> float:
     return s1
 
 
-def _walk_all(
+def _walk(
     func: str,
     raw: Raw,
     lo: np.ndarray,
@@ -224,35 +202,50 @@ def _walk_all(
     steps: np.ndarray,
     tick: Tick,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return a function of windows holding NaN or infinite values, one window at a time."""
+    """Return a function computed window by window, its deadline checked as it goes.
+
+    For what has no array form (quantile_over_time, holt_winters) and for any function of
+    windows holding NaN or infinite values, which prefix sums would turn into NaN.
+    """
     out = np.full(lo.size, np.nan)
-    present = hi > lo
-    for n, i in enumerate(np.flatnonzero(present)):
+    present = np.zeros(lo.size, dtype=bool)
+    for n, i in enumerate(np.flatnonzero(hi > lo)):
         if n % TICK_EVERY == 0:
             tick()
-        window = raw.values[lo[i] : hi[i]]
-        if func == "sum_over_time":
-            out[i] = float(np.add.reduce(window))
-        elif func == "avg_over_time":
-            out[i] = _mean(window)
-        elif func in ("min_over_time", "max_over_time"):
-            out[i] = _min_max(window, func == "max_over_time")
-        elif func in ("stddev_over_time", "stdvar_over_time"):
-            count, mean, aux = 0.0, 0.0, 0.0
-            for v in window.tolist():
-                count += 1
-                delta = v - mean
-                mean += delta / count
-                aux += delta * (v - mean)
-            variance = aux / count
-            out[i] = np.sqrt(variance) if func == "stddev_over_time" else variance
-        else:
-            sub = Raw(raw.labels, raw.ts[lo[i] : hi[i]], window)
-            one = np.array([0]), np.array([window.size])
-            at = [s[i : i + 1] for s in scalars]
-            value, here = _regression(func, sub, *one, at, steps[i : i + 1])
-            out[i], present[i] = value[0], here[0]
+        span = slice(lo[i], hi[i])
+        value = _one_window(func, raw.ts[span], raw.values[span], [s[i] for s in scalars], steps[i])
+        if value is not None:
+            out[i], present[i] = value, True
     return out, present
+
+
+def _one_window(
+    func: str, ts: np.ndarray, window: np.ndarray, scalars: list, step: int
+) -> float | None:
+    """Return ``func`` of one window's samples, or None where it has no value."""
+    if func == "quantile_over_time":
+        return quantile_of(float(scalars[0]), window)
+    if func == "holt_winters":
+        return _holt_winters(window, scalars[0], scalars[1]) if window.size >= 2 else None
+    if func == "sum_over_time":
+        return float(np.add.reduce(window))
+    if func == "avg_over_time":
+        return _mean(window)
+    if func in ("min_over_time", "max_over_time"):
+        return _min_max(window, func == "max_over_time")
+    if func in ("stddev_over_time", "stdvar_over_time"):
+        count, mean, aux = 0.0, 0.0, 0.0
+        for v in window.tolist():
+            count += 1
+            delta = v - mean
+            mean += delta / count
+            aux += delta * (v - mean)
+        variance = aux / count
+        return float(np.sqrt(variance)) if func == "stddev_over_time" else variance
+    whole = np.array([0]), np.array([window.size])  # the window as one span
+    at = [np.array([s]) for s in scalars]
+    value, here = _regression(func, Raw({}, ts, window), *whole, at, np.array([step]))
+    return float(value[0]) if here[0] else None
 
 
 def _mean(window: np.ndarray) -> float:

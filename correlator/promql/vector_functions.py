@@ -19,7 +19,7 @@ from correlator.selector import REGEX_MAX_MEM
 TICK_EVERY = 1024
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _TEMPLATE = re.compile(r"\$(?:\$|\{([a-zA-Z0-9_]*)\}|([a-zA-Z0-9_]+))")
-_MATH = {
+MATH = {
     "abs": np.abs,
     "ceil": np.ceil,
     "floor": np.floor,
@@ -44,7 +44,7 @@ _MATH = {
     "deg": np.degrees,
     "rad": np.radians,
 }
-_DATES = (
+DATES = (
     "day_of_month",
     "day_of_week",
     "day_of_year",
@@ -59,8 +59,8 @@ _DATES = (
 def apply(func: str, args: list, steps: np.ndarray, tick: Tick) -> Value:
     """Return ``func(*args)``; args are values (vectors, scalars) or strings."""
     with np.errstate(all="ignore"):
-        if func in _MATH:
-            return _each(vector_of(args[0], func), _MATH[func])
+        if func in MATH:
+            return _each(vector_of(args[0], func), MATH[func])
         if func == "time":
             return steps / 1000.0
         if func == "pi":
@@ -85,7 +85,7 @@ def apply(func: str, args: list, steps: np.ndarray, tick: Tick) -> Value:
             return label_join(vector_of(args[0], func), args[1], args[2], list(args[3:]))
         if func == "histogram_quantile":
             return histogram_quantile(args[0], vector_of(args[1], func), steps.size, tick)
-        if func in _DATES:
+        if func in DATES:
             vecs = vector_of(args[0], func) if args else [Vec({}, steps / 1000.0, steps >= 0)]
             return _each(vecs, lambda v: _date_part(func, v))
     raise EvalError(f"function {func}() is not supported")
@@ -160,13 +160,7 @@ def label_replace(vecs: list[Vec], dst: str, replacement: str, src: str, regex: 
         if found is None:
             out.append(vec)
             continue
-        labels = dict(vec.labels)
-        value = expand(replacement, found)
-        if value:
-            labels[dst] = value
-        else:
-            labels.pop(dst, None)
-        out.append(Vec(labels, vec.values, vec.present))
+        out.append(_with_label(vec, dst, expand(replacement, found)))
     return out
 
 
@@ -177,16 +171,18 @@ def label_join(vecs: list[Vec], dst: str, separator: str, sources: list[str]) ->
     for src in sources:
         if not _LABEL_NAME.fullmatch(src):
             raise EvalError(f"invalid source label name in label_join(): {src}")
-    out = []
-    for vec in vecs:
-        labels = dict(vec.labels)
-        value = separator.join(vec.labels.get(src, "") for src in sources)
-        if value:
-            labels[dst] = value
-        else:
-            labels.pop(dst, None)
-        out.append(Vec(labels, vec.values, vec.present))
-    return out
+    return [
+        _with_label(vec, dst, separator.join(vec.labels.get(src, "") for src in sources))
+        for vec in vecs
+    ]
+
+
+def _with_label(vec: Vec, name: str, value: str) -> Vec:
+    """Return the series with a label set to ``value``, or without it for an empty value."""
+    labels = {k: v for k, v in vec.labels.items() if k != name}
+    if value:
+        labels[name] = value
+    return Vec(labels, vec.values, vec.present)
 
 
 def _le(labels: dict[str, str]) -> float | None:

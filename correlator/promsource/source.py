@@ -39,12 +39,13 @@ class PrometheusSource:
         return sum(self.reader.count(rules[n].query, at) for n in sorted(set(names) & self.metrics))
 
     def read_in_scope(
-        self, *, names, start: float, end: float, values: dict, max_series: int
+        self, *, names, start: float, end: float, values: dict, max_series: int | None
     ) -> tuple[list[Series], list[str]]:
         """Return the named metrics' series of a scope's label values, and what was left out.
 
         A rule whose query is a plain selector is read narrowed to the scope (``narrow.py``);
-        another is read whole only when it answers at most ``max_series`` series.
+        another is read whole only when it answers at most ``max_series`` series (None: read
+        whole, uncounted).
         """
         step = float(self.step or self.reader.mapping.step_seconds)
         wanted = {k: set(v) for k, v in values.items()}
@@ -53,13 +54,12 @@ class PrometheusSource:
         for name in sorted(set(names) & self.metrics):
             rule = self.reader.mapping.rules[name]
             query = narrowed(rule, wanted)
-            if query is None:
+            if query is None and max_series is not None:
                 held = self.reader.count(rule.query, end)
                 if held > max_series:
                     left_out.append(f"{name}: {held} series, not narrowed to the scope")
                     continue
-                query = rule.query
-            out += self.reader.read_rule(replace(rule, query=query), start, end, step)
+            out += self.reader.read_rule(replace(rule, query=query or rule.query), start, end, step)
         return merge_series(out), left_out
 
     def select(

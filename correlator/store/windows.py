@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Protocol
 
@@ -46,24 +47,26 @@ def bundle_for_sla(
     start: float,
     end: float,
     source: MetricSource | None = None,
-    scope: SeriesScope | None = None,
+    scope: Callable[[], SeriesScope] | None = None,
     max_series: int | None = None,
 ) -> Bundle:
     """Return a bundle of the series and changes in [start, end] with the SLA given.
 
     Every series, unless the store and the source hold more than ``max_series``: then only
-    those in ``scope`` are read, the nearest first, at most ``max_series`` in all (a source
-    that can is asked for the scope's series only), and ``bundle.extra["scope"]`` says how
-    many were read of how many in scope, and what was left out.
+    those in ``scope()`` (worked out only then) are read, the nearest first, at most
+    ``max_series`` in all (a source that can is asked for the scope's series only), and
+    ``bundle.extra["scope"]`` says how many were read of how many in scope, and what was
+    left out.
     """
     outside = source.metrics if source is not None else frozenset()
     bounded = scope is not None and max_series is not None
+    scope = functools.cache(scope) if scope is not None else None
     stored = _count(conn) if bounded else 0
     scoped = bounded and stored > (max_series or 0)
     in_scope = 0
     if scoped:
         assert scope is not None and max_series is not None
-        meta, in_scope = _in_scope(conn, outside, scope.rank, max_series)
+        meta, in_scope = _in_scope(conn, outside, scope().rank, max_series)
     else:
         rows = conn.execute(select(SeriesRow.id, SeriesRow.name, SeriesRow.labels))
         meta = {sid: (name, labels) for sid, name, labels in rows if name not in outside}
@@ -81,7 +84,7 @@ def bundle_for_sla(
         assert scope is not None and max_series is not None
         if scoped or stored + counter(names=names, at=end) > max_series:
             found, left_out = narrow(
-                names=names, start=start, end=end, values=scope.values, max_series=max_series
+                names=names, start=start, end=end, values=scope().values, max_series=max_series
             )
             scoped = True
         else:
@@ -94,7 +97,7 @@ def bundle_for_sla(
         if not in_scope:
             in_scope = len(series)
         ranked = sorted(
-            (r, i) for i, s in enumerate(found) if (r := scope.rank(s.name, s.labels)) is not None
+            (r, i) for i, s in enumerate(found) if (r := scope().rank(s.name, s.labels)) is not None
         )
         found = [found[i] for _, i in ranked[: max(0, max_series - len(series))]]
         extra["scope"] = {

@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -179,3 +181,17 @@ def wait_for_samples(source, name: str, seconds: float, timeout: float = 40.0) -
             return
         time.sleep(1.0)
     raise AssertionError(f"{name}: fewer than {seconds} samples after {timeout} s")
+
+
+@contextmanager
+def holding(kind: str, tmp: Path, series) -> Iterator[str]:
+    """Yield the URL of a real Prometheus (backfilled) or VictoriaMetrics holding ``series``."""
+    if kind == "prometheus":
+        ctx, url = prometheus_backfilled(tmp, series)
+        with ctx:
+            yield url
+        return
+    ctx, url = victoria_metrics(tmp, None)
+    with ctx:
+        import_into_victoria(url, series)
+        yield url

@@ -72,14 +72,7 @@ def test_a_plain_selector_rule_is_narrowed_to_the_scope_and_an_expression_is_not
 @pytest.fixture(scope="module", params=["prometheus", "victoria-metrics"])
 def server(request, tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp(request.param)
-    if request.param == "prometheus":
-        ctx, url = servers.prometheus_backfilled(tmp, _fleet())
-        with ctx:
-            yield url
-        return
-    ctx, url = servers.victoria_metrics(tmp, None)
-    with ctx:
-        servers.import_into_victoria(url, _fleet())
+    with servers.holding(request.param, tmp, _fleet()) as url:
         yield url
 
 

@@ -66,14 +66,7 @@ def prometheus_series() -> list[Series]:
 def server(request, tmp_path_factory) -> str:
     """Yield the URL of a real server holding ``prometheus_series()``."""
     tmp = tmp_path_factory.mktemp(request.param)
-    if request.param == "prometheus":
-        ctx, url = servers.prometheus_backfilled(tmp, prometheus_series())
-        with ctx:
-            yield url
-        return
-    ctx, url = servers.victoria_metrics(tmp, None)
-    with ctx:
-        servers.import_into_victoria(url, prometheus_series())
+    with servers.holding(request.param, tmp, prometheus_series()) as url:
         yield url
 
 

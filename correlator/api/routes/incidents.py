@@ -9,7 +9,6 @@ from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
 from correlator.analysis import AnalysisError, SlaMatchError
-from correlator.analysis.render import when
 from correlator.api.auth import ReaderDep, WriterDep
 from correlator.api.deps import EngineDep, SourceDep
 from correlator.api.handlers import field_error, not_found, now, read, who, write
@@ -148,29 +147,18 @@ async def resolve(
 ) -> dict:
     """Resolve an open incident by hand; 409 when it is already resolved."""
     await _get(engine, incident_id)
-    author = who(body.author if body else None, token)
-    t = now()
     resolved = await write(
         engine,
         resolve_and_announce,
         incident_id=incident_id,
-        now=t,
-        by=author,
+        now=now(),
+        by=who(body.author if body else None, token),
         settings=request.app.state.settings,
         source=source,
+        note=body.text if body else None,
     )
     if not resolved:
         raise HTTPException(409, f"incident {incident_id} is already resolved")
-    if body and body.text:
-        await write(
-            engine,
-            add_note,
-            incident_id=incident_id,
-            author=author,
-            team="other",
-            text=body.text,
-            now=t,
-        )
     return await _get(engine, incident_id)
 
 
@@ -189,27 +177,18 @@ async def acknowledge(
 ) -> dict:
     """Take an open incident: who and when on it, its timeline and its chat; 409 if taken."""
     await _get(engine, incident_id)
-    author = who(body.author if body else None, token)
-    t = now()
-    done, had = await write(
+    refused = await write(
         engine,
         acknowledge_and_announce,
         incident_id=incident_id,
-        now=t,
-        by=author,
+        now=now(),
+        by=who(body.author if body else None, token),
         settings=request.app.state.settings,
         source=source,
+        text=body.text if body else None,
     )
-    if not done:
-        if had is None:
-            raise HTTPException(409, f"incident {incident_id} is resolved: nothing to take")
-        raise HTTPException(
-            409, f"incident {incident_id} was acknowledged by {had['by']} at {when(had['at'])}"
-        )
-    text = f"Acknowledged by {author}" + (f": {body.text}" if body and body.text else "")
-    await write(
-        engine, add_note, incident_id=incident_id, author=author, team="other", text=text, now=t
-    )
+    if refused:
+        raise HTTPException(409, refused)
     return await _get(engine, incident_id)
 
 
