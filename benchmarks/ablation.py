@@ -54,10 +54,7 @@ NEUTRAL: dict[str, float] = {
     "standing": 1.0,
     "harmless": 1.0,
     "explained": 0.0,
-    "change_tau_s": OFF,
-    "change_after": 1.0,
     "change_unconfirmed": 1.0,
-    "change_least": 0.0,
 }
 
 

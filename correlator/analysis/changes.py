@@ -67,9 +67,10 @@ def score_changes(
         nodes = change_nodes(c, known)
         in_scope = any(n in dist for n in nodes)
         topo = cfg.out_of_scope if nodes and not in_scope else 1.0
-        # Closeness decays with the lead; a change after the breach is barely a suspect.
+        # Closeness decays over the span an onset is searched in, and ends with it: a change
+        # made before that span, or after the breach (a mitigation, say), did not cause it.
         near = (
-            float(np.exp(-max(lead, 0.0) / cfg.change_tau_s)) if lead >= -step else cfg.change_after
+            float(np.exp(-max(lead, 0.0) / cfg.search_s)) if -step <= lead <= cfg.search_s else 0.0
         )
         after = [int(i) for i in active if onset_t[i] >= ts - step]
         own = [

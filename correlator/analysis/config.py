@@ -78,15 +78,10 @@ class Config:
     harm: tuple[tuple[str, int], ...] = ()
     # How much an anomaly that is explained by an earlier or deeper one loses.
     explained: float = 0.5
-    # Change events: decay of closeness, and the window in which an anomaly confirms one.
-    change_tau_s: float = 1800.0
+    # Change events: the window in which an anomaly confirms one, and the share of its score
+    # a change keeps with no anomaly confirming it. Its closeness decays over ``search_s``.
     confirm_s: float = 600.0
-    # Closeness of a change made more than a step after the breach: barely a suspect.
-    change_after: float = 0.05
-    # Share of a change's score it keeps with no anomaly confirming it.
     change_unconfirmed: float = 0.3
-    # Changes scoring this or less are not listed.
-    change_least: float = 0.005
     # Histogram drift: windows summed per distribution.
     drift_window_s: float = 60.0
     volatile_labels: tuple[str, ...] = VOLATILE_LABELS

@@ -186,7 +186,7 @@ def _suspects(r: AnalysisResult, s: Scored) -> list[dict]:
     found = [_series_suspect(r, s, int(i)) for i in order if s.score[i] > 0]
     totals = grouping.sibling_counts(s.signals.names, s.signals.labels)
     items = grouping.group_series(found, totals)
-    listed = [c for c in s.changes if c.score > r.config.change_least]
+    listed = [c for c in s.changes if c.score > 0]
     items += [_change_suspect(s, c) for c in sorted(listed, key=lambda c: str(c.change["id"]))]
     items.sort(key=lambda x: -x["score"])  # stable: equal scores keep the order above
     return items

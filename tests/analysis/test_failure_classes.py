@@ -394,3 +394,16 @@ def test_traffic_falling_away_explains_nothing_that_follows_it():
     suspects = _suspects(bundle)
     assert suspects[0][:2] == ("cpu_usage_cores", "pay")
     assert "follows" not in suspects[0][3]
+
+
+def test_a_change_counts_only_between_the_onset_search_and_the_breach(bundle):
+    """Made after the breach (a mitigation) or before the span searched: not a suspect."""
+    breach = analyze(bundle)["breach_start"]
+    first = bundle.changes[0]
+    after = dict(first, id="after", ts=breach + 120, summary="rolled back")
+    before = dict(first, id="before", ts=breach - Config().search_s - 60, summary="old")
+    near = dict(first, id="near", ts=breach - 60, summary="the same, a minute before")
+    out = analyze(replace(bundle, changes=[first, after, before, near]))["suspects"]
+    listed = {s["id"]: s["score"] for s in out if s["kind"] == "change"}
+    assert set(listed) == {first["id"], "near"}
+    assert listed["near"] > listed[first["id"]]  # closer to the breach, the same otherwise
