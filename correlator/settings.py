@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
+from pydantic import Field, NonNegativeInt, PositiveInt, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from collector.schema import (
@@ -102,6 +102,14 @@ class ServiceSettings(BaseSettings):
     alert_max_age_seconds: SecondsOrZero | None = 3600.0
     # A firing Alertmanager alert labelled causeline_sla="<SLA>" opens that SLA's incident.
     alert_inbound_opens_incidents: bool = True
+    # Chat actions (docs/alerts.md): with a secret (the same on every replica), messages
+    # carry signed Acknowledge/Escalate/Snooze/Resolve links to /api/v1/act/; with Slack's
+    # signing secret too, Slack buttons post to /api/v1/chat/slack/actions instead.
+    action_secret: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    # An open incident nobody acknowledged is escalated to the next on call after this many
+    # minutes, and again after as many more (an SLA's escalate_after_minutes wins); None: off.
+    escalate_after_minutes: Annotated[float, Field(gt=0, le=10080)] | None = None
 
     # Prometheus-compatible source (docs/prometheus.md): metrics the mapping names are read
     # from this server, the rest from the store. No URL: everything from the store.

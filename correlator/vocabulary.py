@@ -30,4 +30,6 @@ SEVERITIES: tuple[str, ...] = get_args(Severity)
 DEFAULT_SEVERITY: Severity = "major"
 
 # What a chat message announces.
-AlertEvent = Literal["opened", "updated", "acknowledged", "resolved"]
+AlertEvent = Literal[
+    "opened", "updated", "acknowledged", "assigned", "escalated", "snoozed", "resolved"
+]

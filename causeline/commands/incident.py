@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from contextlib import contextmanager
@@ -61,14 +62,37 @@ def register(sub) -> None:
             "acknowledge an open incident: you are on it",
             'causeline incident ack 3 --text "looking at the GPU hosts"',
         ),
+        (
+            "escalate",
+            escalate_cmd,
+            "escalate an open incident to the next on call of its owning team",
+            'causeline incident escalate 3 --text "no answer from the primary"',
+        ),
+        (
+            "assign",
+            assign_cmd,
+            "give an open incident to someone",
+            'causeline incident assign 3 li.wei --text "GPU host, yours"',
+        ),
+        (
+            "snooze",
+            snooze_cmd,
+            "hold an open incident's escalation and repeated messages for a while",
+            "causeline incident snooze 3 --minutes 30",
+        ),
     ):
         a = subparser(acts, name, text, example)
         a.add_argument("id", type=int)
         if name == "export":
             a.add_argument("-o", "--output", default=None, help="file (default: stdout)")
-        if name in ("resolve", "ack"):
+        if name == "assign":
+            a.add_argument("person", help="whom the incident goes to")
+        if name == "snooze":
+            a.add_argument("--minutes", type=_minutes, default=60.0, help="how long (default: 60)")
+        acts_on = name in ("resolve", "ack", "escalate", "assign", "snooze")
+        if acts_on:
             a.add_argument("--text", default=None, help="why, written as a note")
-        add_common(a, author=name in ("resolve", "ack"))
+        add_common(a, author=acts_on)
         a.set_defaults(func=func)
     note = subparser(
         acts,
@@ -188,9 +212,29 @@ def ack_cmd(args) -> int:
     """Acknowledge an open incident, as the API does: on it and on its timeline, once."""
     from correlator.incidents.announce import acknowledge_and_announce
 
+    return _act(args, acknowledge_and_announce, "acknowledged")
+
+
+def _minutes(text: str) -> float:
+    """Parse a snooze length: minutes above 0, at most a week."""
+    from correlator.api.schemas.incidents import MAX_SNOOZE_MINUTES
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes") from None
+    if not 0 < value <= MAX_SNOOZE_MINUTES:
+        raise argparse.ArgumentTypeError(
+            f"{text} minutes: give more than 0 and at most {MAX_SNOOZE_MINUTES} (a week)"
+        )
+    return value
+
+
+def _act(args, action, done: str, **extra) -> int:
+    """Run one incident action as the API does; print what was done or fail with why not."""
     by = author_of(args)
     with _announcing(args) as (conn, settings, source):
-        refused = acknowledge_and_announce(
+        refused = action(
             conn=conn,
             incident_id=args.id,
             now=time.time(),
@@ -198,11 +242,36 @@ def ack_cmd(args) -> int:
             settings=settings,
             source=source,
             text=args.text,
+            **extra,
         )
         if refused:
             raise CliError(refused)
-    print(f"incident {args.id} acknowledged by {by}")
+    print(f"incident {args.id} {done} by {by}")
     return 0
+
+
+def escalate_cmd(args) -> int:
+    """Escalate an open incident to the next on call, as the API does."""
+    from correlator.incidents.announce import escalate_and_announce
+
+    return _act(args, escalate_and_announce, "escalated")
+
+
+def assign_cmd(args) -> int:
+    """Give an open incident to someone, as the API does."""
+    from correlator.incidents.announce import assign_and_announce
+
+    person = args.person.strip()
+    if not person or len(person) > 200:
+        raise CliError("person: give a name of 1 to 200 characters")
+    return _act(args, assign_and_announce, f"assigned to {printable(person)}", person=person)
+
+
+def snooze_cmd(args) -> int:
+    """Hold an open incident's escalation and repeats, as the API does."""
+    from correlator.incidents.announce import snooze_and_announce
+
+    return _act(args, snooze_and_announce, f"snoozed {args.minutes:g} min", minutes=args.minutes)
 
 
 def resolve_cmd(args) -> int:

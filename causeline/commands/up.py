@@ -81,9 +81,14 @@ def build_app(
     port: int,
     user_header: str | None = None,
     prometheus: dict | None = None,
+    extra: dict | None = None,
 ):
-    """Return the FastAPI service with the Dash dashboard mounted at / and the token's name."""
+    """Return the FastAPI service with the Dash dashboard mounted at / and the token's name.
+
+    ``prometheus`` and ``extra`` are further service settings (``ServiceSettings`` fields).
+    """
     from a2wsgi import WSGIMiddleware
+    from pydantic import SecretStr
 
     from correlator.api.app import create_app
     from correlator.settings import ServiceSettings
@@ -99,7 +104,10 @@ def build_app(
         evaluator_enabled=True,
         alert_worker_enabled=True,
         **(prometheus or {}),
+        **(extra or {}),
     )
+    if service.action_secret is None:  # one process: a secret of its own (replicas: docs)
+        service.action_secret = SecretStr(secrets.token_urlsafe(32))
     app = create_app(service, engine=engine)  # a bad mapping file fails here, before the token
     token_name, secret = service_token(engine)
     try:

@@ -17,12 +17,13 @@ def sign(timestamp: int, secret: str) -> str:
     return base64.b64encode(hmac.new(key, b"", hashlib.sha256).digest()).decode()
 
 
+FEISHU_COLOURS = {"opened": "red", "updated": "orange", "escalated": "red", "resolved": "green"}
+
+
 def render(message: Message) -> dict:
     """Return the interactive-card payload of a message."""
-    body = markdown(message, heading="", link=lambda t, u: f"[{t}]({u})").split("\n", 2)[-1]
-    template = {"opened": "red", "updated": "orange", "acknowledged": "blue", "resolved": "green"}[
-        message.event
-    ]
+    body = markdown(message, heading="", actions=False).split("\n", 2)[-1]
+    template = FEISHU_COLOURS.get(message.event, "blue")
     return {
         "msg_type": "interactive",
         "card": {
@@ -51,6 +52,15 @@ def render(message: Message) -> dict:
                             "type": "default",
                             "url": message.incident_url,
                         },
+                        *[
+                            {
+                                "tag": "button",
+                                "text": {"tag": "plain_text", "content": a.label},
+                                "type": "danger" if a.action == "escalate" else "default",
+                                "url": a.url,
+                            }
+                            for a in message.actions
+                        ],
                     ],
                 },
             ],

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
+from correlator.alerts.actions import ActionLink
 from correlator.analysis.confidence import say
 from correlator.analysis.evidence import describe, number, unit_of
+from correlator.analysis.render import when
 from correlator.vocabulary import DEFAULT_SEVERITY, TEAMS, AlertEvent
 
 BOARD_BEFORE_S = 3600.0
@@ -64,6 +66,10 @@ class Message:
     resolved_at: float | None = None
     labels: dict[str, str] = field(default_factory=dict)
     confidence: float | None = None  # the chance that the top suspect is a root cause
+    # Signed actions on the incident (none once resolved, or without an action_secret), and
+    # whether Slack answers its buttons itself (a signing secret set) instead of opening them.
+    actions: tuple[ActionLink, ...] = ()
+    interactive: bool = False
 
     @property
     def top_suspect(self) -> str:
@@ -188,6 +194,8 @@ def build_message(
     public_url: str,
     value: float | None = None,
     now: float,
+    actions: tuple[ActionLink, ...] = (),
+    interactive: bool = False,
 ) -> Message:
     """Return the message for an incident event; ``sla`` and ``value`` fill the condition."""
     sla = sla or {}
@@ -220,6 +228,12 @@ def build_message(
         "opened": "SLA breach",
         "updated": "Top suspect changed",
         "acknowledged": f"Acknowledged by {incident.get('acknowledged_by') or 'someone'}",
+        "assigned": f"Assigned to {incident.get('assignee') or 'someone'}",
+        "escalated": (
+            f"Escalated to {incident.get('assignee') or 'the next on call'} "
+            f"(level {incident.get('escalations') or 1})"
+        ),
+        "snoozed": f"Snoozed until {when(float(incident.get('snoozed_until') or now))}",
         "resolved": "Resolved",
     }
     title = f"[{severity.upper()}] {verb[event]}: {incident['sla']}"
@@ -254,4 +268,6 @@ def build_message(
         resolved_at=float(resolved_at) if resolved_at else None,
         labels=labels,
         confidence=p,
+        actions=actions if event != "resolved" else (),
+        interactive=interactive,
     )

@@ -12,6 +12,7 @@ import numpy as np
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
+from correlator.alerts.actions import action_links
 from correlator.alerts.formats import FollowingFormat, alert_format
 from correlator.alerts.masking import scrub
 from correlator.alerts.messages import build_message, suspect_key
@@ -48,6 +49,13 @@ def current_value(
     return None if math.isnan(value) else float(value)
 
 
+def _secret(value) -> str | None:
+    """Return a secret setting's text (a SecretStr or a str), None when unset."""
+    if value is None:
+        return None
+    return value.get_secret_value() if hasattr(value, "get_secret_value") else str(value) or None
+
+
 def too_old(now: float, settings) -> str:
     """Say why a message about data as of ``now`` is too old to send ('' when it is not)."""
     limit = getattr(settings, "alert_max_age_seconds", None)
@@ -65,11 +73,16 @@ def _rows_of(conn: Connection, incident_id: int) -> list[AlertOutbox]:
     return list(Session(conn).scalars(stmt.order_by(AlertOutbox.id)))
 
 
+# Events an incident has at most once; the others (a changed top suspect, an escalation, an
+# assignment, a snooze) may repeat, and each is told once.
+ONCE = frozenset({"opened", "acknowledged", "resolved"})
+
+
 def _key(incident_id: int, event: str, channel: str, top: str, n: int) -> str:
-    if event != "updated":
+    if event in ONCE:
         return f"incident:{incident_id}:{event}:{channel}"
     digest = hashlib.sha256(top.encode()).hexdigest()[:16]
-    return f"incident:{incident_id}:updated:{n}:{digest}:{channel}"
+    return f"incident:{incident_id}:{event}:{n}:{digest}:{channel}"
 
 
 def enqueue_incident_event(
@@ -102,16 +115,27 @@ def enqueue_incident_event(
         value = incident.get("value")
     if value is None:
         value = current_value(conn=conn, sla=sla, now=now, source=source)
+    secret = _secret(getattr(settings, "action_secret", None))
     message = build_message(
-        incident, event, sla=sla, public_url=settings.public_url, value=value, now=now
+        incident,
+        event,
+        sla=sla,
+        public_url=settings.public_url,
+        value=value,
+        now=now,
+        actions=action_links(
+            secret, public_url=settings.public_url, incident_id=int(incident["id"]), now=now
+        ),
+        interactive=bool(_secret(getattr(settings, "slack_signing_secret", None))),
     )
     suspects = incident.get("suspects") or []
     top = suspect_key(suspects[0]) if suspects else ""
     earlier = _rows_of(conn, message.incident_id)
     if event == "updated" and (not earlier or earlier[-1].top_suspect == top):
         return 0  # nothing said yet (the opened message carries it) or the same top suspect
-    n_updates = sum(1 for r in earlier if r.event == "updated")
+    n_before = sum(1 for r in earlier if r.event == event)
     stale = too_old(now, settings)
+    snoozed = float(incident.get("snoozed_until") or 0.0)
     written = 0
     for channel in config.route(message.labels):
         fmt = alert_format(channel.kind)
@@ -120,6 +144,8 @@ def enqueue_incident_event(
         if mine and isinstance(fmt, FollowingFormat):
             payload = fmt.follow(payload, mine[0].payload)
         until = silenced_until(conn=conn, labels=message.labels, channel=channel.name, now=now)
+        if event == "updated" and snoozed > now:  # a snoozed incident's repeats wait
+            until = max(until or 0.0, snoozed)
         if mine and all(r.status == "silenced" for r in mine):
             until = until or max(r.silenced_until or 0 for r in mine)  # nothing was said
         if stale or (mine and all(r.status == "stale" for r in mine)):
@@ -128,7 +154,7 @@ def enqueue_incident_event(
             status, error = ("silenced" if until else "pending"), ""
         written += insert_row(
             conn=conn,
-            dedup_key=_key(message.incident_id, event, channel.name, top, n_updates),
+            dedup_key=_key(message.incident_id, event, channel.name, top, n_before),
             incident_id=message.incident_id,
             event=event,
             channel=channel,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from correlator.alerts.actions import ActionLink
 from correlator.alerts.channels import Channel, HttpRequest, http_error, json_request
 from correlator.alerts.messages import Message
 from correlator.alerts.text import change_lines, facts, suspect_lines
@@ -16,6 +17,14 @@ def _escape(text: str) -> str:
 
 def _section(text: str) -> dict:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_MAX]}}
+
+
+def _action_button(action: ActionLink, interactive: bool) -> dict:
+    """Return an incident action's button: answered by the service (interactive) or a link."""
+    button = {"type": "button", "text": {"type": "plain_text", "text": action.label}}
+    if interactive:  # Slack posts the click to /api/v1/chat/slack/actions, with the user
+        return button | {"action_id": f"causeline.{action.action}", "value": action.token}
+    return button | {"url": action.url}
 
 
 def render(message: Message) -> dict:
@@ -48,6 +57,7 @@ def render(message: Message) -> dict:
                     "url": message.incident_url,
                     "style": "danger" if message.event != "resolved" else "primary",
                 },
+                *[_action_button(a, message.interactive) for a in message.actions],
             ],
         }
     )

@@ -38,6 +38,7 @@ def render(message: Message) -> dict:
                 "title": f"Incident {message.incident_id}",
                 "url": message.incident_url,
             },
+            *[{"type": "Action.OpenUrl", "title": a.label, "url": a.url} for a in message.actions],
         ],
     }
     return {

@@ -63,8 +63,9 @@ def markdown(
     bold: Callable[[str], str] = lambda t: f"**{t}**",
     link: Callable[[str, str], str] = lambda text, url: f"[{text}]({url})",
     heading: str = "### ",
+    actions: bool = True,
 ) -> str:
-    """Return the whole message as markdown in a platform's dialect."""
+    """Return the whole message as markdown in a platform's dialect (actions as links)."""
     parts = [f"{heading}{message.title}", ""]
     parts += [f"- {bold(name)}: {value}" for name, value in facts(message)]
     label = "Final top suspect" if message.event == "resolved" else "Top suspects"
@@ -77,4 +78,6 @@ def markdown(
         f"{link('Board at the breach', message.board_url)} | "
         f"{link('Incident ' + str(message.incident_id), message.incident_url)}",
     ]
+    if actions and message.actions:
+        parts.append(" | ".join(link(a.label, a.url) for a in message.actions))
     return "\n".join(parts)

@@ -34,6 +34,8 @@ def render(message: Message) -> dict:
     """Return the documented JSON body of a message."""
     data = asdict(message)
     links = {"board": data.pop("board_url"), "incident": data.pop("incident_url")}
+    data.pop("interactive")
+    data["actions"] = {a.action: a.url for a in message.actions}  # signed links, may be {}
     return {"schema": SCHEMA, **data, "top_suspect": message.top_suspect, "links": links}
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from correlator.analysis.render import when
 from correlator.bundle import Series
 from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
+from correlator.incidents.escalation import escalate_due
 from correlator.incidents.live import sla_state
 from correlator.incidents.snapshot import build_snapshot
 from correlator.selector import selector_from_labels
@@ -351,6 +352,10 @@ def evaluate_once(
             log.exception("evaluating SLA %r failed", name)
             report["slas"][name] = f"failed: {exc}"
         report["checked"] += 1
+    try:
+        report["escalated"] = escalate_due(engine, now=now, settings=settings, source=source)
+    except Exception:  # the SLA checks above stand; the next pass tries again
+        log.exception("escalating unacknowledged incidents failed")
     if not report["opened"] and not report["resolved"]:
         report["reason"] = _why_idle(report)
     return report

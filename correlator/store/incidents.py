@@ -31,6 +31,10 @@ def _summary(row: Incident) -> dict:
         "opened_at": row.opened_at,
         "acknowledged_at": row.acknowledged_at,
         "acknowledged_by": row.acknowledged_by,
+        "assignee": row.assignee,
+        "escalations": row.escalations or 0,
+        "escalated_at": row.escalated_at,
+        "snoozed_until": row.snoozed_until,
         "resolved_at": row.resolved_at,
         "top_suspect": suspects[0] if suspects else None,
     }
@@ -118,8 +122,46 @@ def acknowledge_incident(
     if row.acknowledged_at is not None:
         return False, {"by": row.acknowledged_by, "at": row.acknowledged_at}
     row.acknowledged_at, row.acknowledged_by = now, by
+    row.assignee = by
     session.flush()
     return True, None
+
+
+def _change_open(conn: Connection, incident_id: int, **values) -> Incident | None:
+    """Set columns of an open incident; return its row, None when it is not open."""
+    session = Session(conn)
+    row = session.get(Incident, incident_id)
+    if row is None or row.status != "open":
+        return None
+    for name, value in values.items():
+        setattr(row, name, value)
+    session.flush()
+    return row
+
+
+def assign_incident(*, conn: Connection, incident_id: int, person: str) -> bool:
+    """Give an open incident to ``person``; False when it is not open."""
+    return _change_open(conn, incident_id, assignee=person) is not None
+
+
+def escalate_incident(
+    *, conn: Connection, incident_id: int, now: float, to: str | None
+) -> int | None:
+    """Count one more escalation of an open incident, to ``to``; return its level or None."""
+    session = Session(conn)
+    row = session.get(Incident, incident_id)
+    if row is None or row.status != "open":
+        return None
+    row.escalations = (row.escalations or 0) + 1
+    row.escalated_at = now
+    row.assignee = to or row.assignee
+    session.flush()
+    return row.escalations
+
+
+def snooze_incident(*, conn: Connection, incident_id: int, until: float) -> bool:
+    """Hold an open incident's escalation and messages until ``until``; False if not open."""
+    return _change_open(conn, incident_id, snoozed_until=until) is not None
 
 
 def get_incident(*, conn: Connection, incident_id: int) -> dict | None:

@@ -126,6 +126,33 @@ def pick_oncall(rotations: list[dict], overrides: list[dict], *, team: str, mode
     return None
 
 
+def escalation_chain(
+    rotations: list[dict], overrides: list[dict], *, team: str, model: str, at: float
+) -> list[dict]:
+    """Return a team's contacts for a model at a time, in escalation order, each once.
+
+    First whoever ``pick_oncall`` names (an override, else the rotation's current member),
+    then the rotation's members after its current one: the next on call comes next.
+    """
+    out: list[dict] = []
+    first = pick_oncall(rotations, overrides, team=team, model=model, at=at)
+    if first is not None:
+        out.append({"person": first["person"], "contact": first.get("contact", "")})
+    for r in sorted(rotations, key=lambda r: (r["model"] != model, r["name"])):
+        period = r["period_days"] * 86400.0
+        if r["team"] != team or r["model"] not in ("", model) or not r["members"]:
+            continue
+        n = int((at - r["start"]) // period) if period > 0 and at >= r["start"] else 0
+        members = r["members"]
+        for k in range(len(members)):
+            out.append(_member(members[(n + k) % len(members)]))
+        break
+    unique: dict[str, dict] = {}
+    for contact in out:
+        unique.setdefault(contact["person"], contact)  # each person once, first place kept
+    return list(unique.values())
+
+
 def who_is_on_call(*, conn: Connection, model: str, at: float) -> dict:
     """Return the algo and infra contacts on call for a model at a time."""
     rotations, overrides = list_rotations(conn=conn), list_overrides(conn=conn)

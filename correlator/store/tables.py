@@ -291,6 +291,12 @@ class Incident(Base):
     resolved_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     acknowledged_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     acknowledged_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # Whom it is with now (assigned, acknowledged or escalated to), and its escalations.
+    assignee: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    escalations: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    escalated_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
+    # Until then, no escalation by itself and its messages are held (a snoozed repeat).
+    snoozed_until: Mapped[float | None] = mapped_column(Millis, nullable=True)
     reranked_at: Mapped[float | None] = mapped_column(Millis, nullable=True)
     opened_by: Mapped[str] = mapped_column(String(200), default="")
     snapshot: Mapped[dict] = mapped_column(JSON, default=dict)

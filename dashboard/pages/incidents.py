@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from urllib.parse import urlencode
 
 import dash
@@ -101,19 +102,32 @@ def _state_actions(incident: dict, can_write: bool) -> list:
         by = incident.get("resolved_by")
         return [html.Span(f"resolved by {by}" if by else "resolved", className="msg")]
     taken = incident.get("acknowledged_by")
-    out: list = [
-        html.Span(
-            f"acknowledged by {taken} at {fmt(incident.get('acknowledged_at'))}"
-            if taken
-            else "not acknowledged",
-            id=ids.INCIDENT_STATE,
-            className="msg",
-        )
-    ]
+    out: list = [html.Span(state_words(incident), id=ids.INCIDENT_STATE, className="msg")]
     if not taken:
         out.append(write_button("Acknowledge", ids.INCIDENT_ACK, can_write))
+    out.append(write_button("Escalate", ids.INCIDENT_ESCALATE, can_write))
+    out.append(write_button("Snooze 1 h", ids.INCIDENT_SNOOZE, can_write))
     out.append(write_button("Resolve (the note below, if any)", ids.INCIDENT_RESOLVE, can_write))
     return out
+
+
+def state_words(incident: dict) -> str:
+    """Say who has an open incident: taken or not, whom it is with, escalations, snooze."""
+    taken = incident.get("acknowledged_by")
+    said = (
+        f"acknowledged by {taken} at {fmt(incident.get('acknowledged_at'))}"
+        if taken
+        else "not acknowledged"
+    )
+    with_whom = incident.get("assignee")
+    if with_whom and with_whom != taken:
+        said += f"; with {with_whom}"
+    if incident.get("escalations"):
+        said += f"; escalated {incident['escalations']}x, last at {fmt(incident['escalated_at'])}"
+    snoozed = incident.get("snoozed_until")
+    if snoozed and snoozed > time.time():
+        said += f"; snoozed until {fmt(snoozed)}"
+    return said
 
 
 def _imported_badge(incident: dict) -> list:
@@ -435,16 +449,22 @@ def register(app: dash.Dash, context: Context) -> None:
         Output(ids.INCIDENT_STATE, "children"),
         Output(ids.INCIDENT_NOTES, "children", allow_duplicate=True),
         Input(ids.INCIDENT_ACK, "n_clicks"),
+        Input(ids.INCIDENT_ESCALATE, "n_clicks"),
+        Input(ids.INCIDENT_SNOOZE, "n_clicks"),
         Input(ids.INCIDENT_RESOLVE, "n_clicks"),
         State(ids.INCIDENT_ID, "data"),
         State(ids.INCIDENT_NOTE_TEXT, "value"),
         prevent_initial_call=True,
     )
-    def take_or_resolve(_ack, _resolve, incident_id, text):
+    def act(_ack, _escalate, _snooze, _resolve, incident_id, text):
         access = context.access()
         if not access.can_write:
             return f"Read-only: {access.read_only_reason}", no_update
-        action = "resolve" if ctx.triggered_id == ids.INCIDENT_RESOLVE else "acknowledge"
+        action = {
+            ids.INCIDENT_RESOLVE: "resolve",
+            ids.INCIDENT_ESCALATE: "escalate",
+            ids.INCIDENT_SNOOZE: "snooze",
+        }.get(ctx.triggered_id, "acknowledge")
         body = {"text": text.strip()} if action == "resolve" and (text or "").strip() else {}
         try:
             incident = context.client.post(
@@ -452,11 +472,7 @@ def register(app: dash.Dash, context: Context) -> None:
             )
         except ApiError as exc:
             return exc.message, no_update
-        said = (
-            f"resolved by {access.user}"
-            if action == "resolve"
-            else f"acknowledged by {access.user} at {fmt(incident.get('acknowledged_at'))}"
-        )
+        said = f"resolved by {access.user}" if action == "resolve" else state_words(incident)
         return said, _notes(incident).children
 
     @app.callback(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.alerts.receiver import Receiver
 from tests.conftest import scenarios_dir
 from tests.helpers import CHROMIUM_FLAGS, free_port
 
@@ -76,11 +77,16 @@ def demo_site(tmp_path_factory):
 
     url, demo, token = demo_store(tmp_path_factory.mktemp("dash"), hours=6)
     port = free_port()
-    app = build_app(database_url=url, host="127.0.0.1", port=port)
+    chat = Receiver().start()  # a chat webhook: what the on-call engineer reads and clicks
+    routes = {"channels": [{"name": "chat", "kind": "webhook", "url": f"{chat.url}/hook"}]}
+    extra = {"alert_routes_json": json.dumps(routes), "alert_allowed_hosts": "127.0.0.1"}
+    app = build_app(database_url=url, host="127.0.0.1", port=port, extra=extra)
     with LiveServer(app, port) as live:
         seed_demo_registry(live.base, token, demo)
         demo["incident"] = open_demo_incident(live.base, token, demo)
+        demo["chat"] = chat
         yield live.base, demo, token
+    chat.stop()
 
 
 BUNDLES = {

@@ -268,20 +268,25 @@ def test_open_an_incident_and_add_a_note(demo_site, browser, artifacts):
     assert browser.find_element(By.ID, "incident-headline").text.endswith(".")
 
 
-def test_take_an_open_incident_from_its_page(demo_site, browser):
-    """Acknowledge on the page: who and when on the incident and its timeline, once."""
-    import httpx
-
-    base, demo, token = demo_site
-    auth = {"Authorization": f"Bearer {token}"}
-    sla = {  # always breached by the demo's latency: the evaluator opens and keeps it open
-        "name": "browser-ack p99",
+def _always_breached(name: str, demo: dict) -> dict:
+    """Return an SLA the demo's latency always breaches: the evaluator opens and keeps it."""
+    return {
+        "name": name,
         "metric": "model_latency_p99_ms",
         "labels": {"model": demo["model"]},
         "op": ">",
         "threshold": 1,
         "for_seconds": 0,
     }
+
+
+def test_take_an_open_incident_from_its_page(demo_site, browser):
+    """Acknowledge on the page: who and when on the incident and its timeline, once."""
+    import httpx
+
+    base, demo, token = demo_site
+    auth = {"Authorization": f"Bearer {token}"}
+    sla = _always_breached("browser-ack p99", demo)
     assert httpx.post(f"{base}/api/v1/slas", json=sla, headers=auth, timeout=30).is_success
 
     def opened():
@@ -305,6 +310,45 @@ def test_take_an_open_incident_from_its_page(demo_site, browser):
     assert inc["status"] == "open" and inc["acknowledged_by"] and inc["acknowledged_at"]
     done = httpx.post(f"{base}/api/v1/incidents/{number}/resolve", headers=auth, timeout=30)
     assert done.is_success  # leave the demo as it was for the other tests
+    httpx.delete(f"{base}/api/v1/slas/{sla['name']}", headers=auth, timeout=30)
+
+
+def test_acknowledge_from_the_chat_message_and_the_page_shows_it(demo_site, browser):
+    """The chat loop: the message's Acknowledge link, a name, the incident page says who."""
+    import httpx
+
+    base, demo, token = demo_site
+    auth = {"Authorization": f"Bearer {token}"}
+    sla = _always_breached("browser-chat p99", demo)
+    assert httpx.post(f"{base}/api/v1/slas", json=sla, headers=auth, timeout=30).is_success
+
+    def about(posts, event):
+        return [
+            p["json"]
+            for p in posts
+            if p["json"]["sla"] == sla["name"] and p["json"]["event"] == event
+        ]
+
+    posts = demo["chat"].wait_for(lambda ps: about(ps, "opened"), timeout=60)
+    opened = about(posts, "opened")[0]
+    number, link = opened["incident_id"], opened["actions"]["acknowledge"]
+    assert link.startswith(f"{base}/api/v1/act/{number}.acknowledge.")
+    browser.get(link)  # the page asks first: a chat's link preview changes nothing
+    assert f"Acknowledge incident {number}?" in browser.find_element(By.TAG_NAME, "h1").text
+    browser.find_element(By.NAME, "name").send_keys("chat.user")
+    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 20).until(
+        lambda d: (
+            f"Incident {number} acknowledged by chat.user" in d.find_element(By.TAG_NAME, "h1").text
+        )
+    )
+    browser.get(f"{base}/incidents/{number}")
+    WebDriverWait(browser, 30, ignored_exceptions=IGNORED).until(
+        lambda d: "acknowledged by chat.user" in d.find_element(By.ID, "incident-state").text
+    )
+    demo["chat"].wait_for(lambda ps: about(ps, "acknowledged"), timeout=30)
+    done = httpx.post(f"{base}/api/v1/incidents/{number}/resolve", headers=auth, timeout=30)
+    assert done.is_success
     httpx.delete(f"{base}/api/v1/slas/{sla['name']}", headers=auth, timeout=30)
 
 

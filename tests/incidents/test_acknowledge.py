@@ -47,7 +47,7 @@ def test_the_migration_adds_and_removes_the_columns(engine):
         command.downgrade(config, "0010")
     assert current_revision(engine) == "0010"
     upgrade(engine)
-    assert current_revision(engine) == "0011"
+    assert current_revision(engine) == "0012"
 
 
 def test_acknowledge_from_the_command_line(client, capsys):

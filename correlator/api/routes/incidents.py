@@ -2,41 +2,50 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
+from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
 from correlator.analysis import AnalysisError, SlaMatchError
 from correlator.api.auth import ReaderDep, WriterDep
-from correlator.api.deps import EngineDep, SourceDep
+from correlator.api.deps import EngineDep, SettingsDep, SourceDep
 from correlator.api.handlers import field_error, not_found, now, read, who, write
 from correlator.api.schemas.incidents import (
     ActionIn,
     AnalysisOut,
     AnalyzeIn,
+    AssignIn,
     EvaluationOut,
     IncidentOut,
     IncidentSummary,
     NoteIn,
     NoteOut,
+    SnoozeIn,
 )
 from correlator.incidents.announce import (
     acknowledge_and_announce,
+    assign_and_announce,
+    escalate_and_announce,
     resolve_and_announce,
     snapshot_and_announce,
+    snooze_and_announce,
 )
 from correlator.incidents.evaluator import evaluate_once
 from correlator.incidents.review import render_review
 from correlator.incidents.snapshot import analyze_stored, build_snapshot
 from correlator.limits import MAX_TS
 from correlator.promsource import PromSourceError
+from correlator.settings import ServiceSettings
 from correlator.store.incidents import (
     add_note,
     get_incident,
     list_incidents,
 )
+from correlator.store.windows import MetricSource
 
 router = APIRouter(tags=["incidents"])
 IncidentId = int
@@ -190,6 +199,80 @@ async def acknowledge(
     if refused:
         raise HTTPException(409, refused)
     return await _get(engine, incident_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _Actor:
+    """What an incident action needs besides its incident: the store, settings and source."""
+
+    engine: Engine
+    settings: ServiceSettings
+    source: MetricSource | None
+
+
+def _actor(engine: EngineDep, settings: SettingsDep, source: SourceDep) -> _Actor:
+    return _Actor(engine, settings, source)
+
+
+ActorDep = Annotated[_Actor, Depends(_actor)]
+
+
+async def _act(actor: _Actor, incident_id: int, action, by: str, text: str | None, **extra):
+    """Run one incident action by ``by``; 409 with why when it cannot be done."""
+    await _get(actor.engine, incident_id)
+    refused = await write(
+        actor.engine,
+        action,
+        incident_id=incident_id,
+        now=now(),
+        by=by,
+        settings=actor.settings,
+        source=actor.source,
+        text=text,
+        **extra,
+    )
+    if refused:
+        raise HTTPException(409, refused)
+    return await _get(actor.engine, incident_id)
+
+
+@router.post(
+    "/api/v1/incidents/{incident_id}/escalate",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
+async def escalate(
+    incident_id: int, actor: ActorDep, token: WriterDep, body: ActionIn | None = None
+) -> dict:
+    """Escalate an open incident to the next on call of its owning team; 409 if resolved."""
+    body = body or ActionIn.model_validate({})
+    by = who(body.author, token)
+    return await _act(actor, incident_id, escalate_and_announce, by, body.text)
+
+
+@router.post(
+    "/api/v1/incidents/{incident_id}/assign",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
+async def assign(incident_id: int, body: AssignIn, actor: ActorDep, token: WriterDep) -> dict:
+    """Give an open incident to a person; 409 if resolved."""
+    by = who(body.author, token)
+    return await _act(actor, incident_id, assign_and_announce, by, body.text, person=body.person)
+
+
+@router.post(
+    "/api/v1/incidents/{incident_id}/snooze",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
+async def snooze(
+    incident_id: int, actor: ActorDep, token: WriterDep, body: SnoozeIn | None = None
+) -> dict:
+    """Hold an open incident's escalation and repeated messages for a while; 409 if resolved."""
+    body = body or SnoozeIn.model_validate({})
+    by = who(body.author, token)
+    return await _act(actor, incident_id, snooze_and_announce, by, body.text, minutes=body.minutes)
 
 
 @router.get("/api/v1/incidents/{incident_id}/review", response_class=PlainTextResponse)

@@ -8,7 +8,9 @@ from pydantic import Field
 
 from correlator.api.handlers import Author, Body
 from correlator.api.schemas.base import Labels, Number, Ordered, Out
-from correlator.limits import Seconds
+from correlator.limits import MAX_NAME, Seconds
+
+MAX_SNOOZE_MINUTES = 7 * 24 * 60  # a week: longer is a silence, not a snooze
 
 
 class NoteIn(Body):
@@ -34,6 +36,18 @@ class ActionIn(Body):
 
     author: Author = None
     text: str | None = Field(None, max_length=20_000)
+
+
+class AssignIn(ActionIn):
+    """Whom to give the incident to, who does it, and optionally why."""
+
+    person: str = Field(min_length=1, max_length=MAX_NAME)
+
+
+class SnoozeIn(ActionIn):
+    """How long to hold the incident's escalation and messages, who does it, and why."""
+
+    minutes: float = Field(60, gt=0, le=MAX_SNOOZE_MINUTES)
 
 
 class AnalyzeIn(Body):
@@ -92,6 +106,12 @@ class IncidentSummary(Out):
     opened_at: Number = Field(description="unix seconds")
     acknowledged_at: Number | None = Field(None, description="unix seconds; null until then")
     acknowledged_by: str | None = Field(None, description="who took it")
+    assignee: str | None = Field(None, description="whom it is with: assigned, taken, escalated")
+    escalations: int = Field(0, description="how many times it was escalated")
+    escalated_at: Number | None = Field(None, description="unix seconds of the last escalation")
+    snoozed_until: Number | None = Field(
+        None, description="unix seconds: until then no escalation and its messages are held"
+    )
     resolved_at: Number | None = Field(description="unix seconds")
     top_suspect: Suspect | None
 
@@ -141,6 +161,9 @@ class EvaluationOut(Out):
     at: Number = Field(description="unix seconds evaluated")
     opened: list[int] = Field(description="ids of incidents opened")
     resolved: list[int] = Field(description="ids of incidents resolved")
+    escalated: list[int] = Field(
+        default_factory=list, description="ids of unacknowledged incidents escalated"
+    )
     checked: int = Field(description="SLAs checked")
     slas: dict[str, str] = Field(description="SLA name: its state in words")
     reason: str | None = Field(None, description="why nothing changed")

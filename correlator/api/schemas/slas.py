@@ -22,6 +22,12 @@ class SlaBase(Body, SlaRule):
         "", max_length=MAX_DESCRIPTION, description="the SLA document (Markdown)"
     )
     model: Text200 | None = None
+    escalate_after_minutes: float | None = Field(
+        None,
+        gt=0,
+        le=10080,
+        description="escalate an unacknowledged incident to the next on call after this long",
+    )
     author: Author = None
 
     @model_validator(mode="after")
@@ -60,4 +66,5 @@ class SlaOut(Ordered):
     severity: str | None = None
     description: str | None = Field(None, description="the SLA document (Markdown)")
     model: str | None = None
+    escalate_after_minutes: Number | None = None
     author: str | None = None
