@@ -27,7 +27,14 @@ PALETTE = (
     "#65a30d",
     "#4f46e5",
 )
-DASHES = {"p50": "dot", "p95": "dash", "p99": "solid", "transmit": "dash"}
+DASHES = {
+    "p50": "dot",
+    "p90": "dashdot",
+    "p95": "dash",
+    "p99": "solid",
+    "avg": "longdash",
+    "transmit": "dash",
+}
 OWNER_COLOURS = {"algo": "#7c3aed", "infra": "#0f766e"}
 BREACH_FILL = "rgba(220, 38, 38, 0.13)"
 PANEL_HEIGHT = 150  # pixels of one panel's plot area
@@ -106,6 +113,11 @@ def _variant(name: str) -> str:
         if word in name:
             return word
     return ""
+
+
+def line_mode(values) -> str:
+    """Return how to draw a series: a line, with markers when too few points make a line."""
+    return "lines+markers" if np.isfinite(np.asarray(values, dtype=float)).sum() <= 2 else "lines"
 
 
 def _x(ts, offset: float = 0.0) -> dict:
@@ -243,7 +255,9 @@ def _series_lines(
     several = len({s.name for s in data.series}) > 1
     ordered = sorted(data.series, key=lambda s: (series_key(s), s.name))
     keys = list(dict.fromkeys(series_key(s) for s in ordered))
-    legible = 1 < len(keys) <= MAX_LEGEND
+    # One entity drawn as several statistics (avg, p50, p99): the legend names the statistic.
+    by_variant = len(keys) == 1 and several
+    legible = 1 < len(keys) <= MAX_LEGEND or by_variant
     used: set[str] = set()
     panel_colours = {key: _colour(key, used, colours) for key in keys}
     seen: set[str] = set()
@@ -261,11 +275,11 @@ def _series_lines(
                 y=significant(s.values),
                 xaxis=f"x{suffix}",
                 yaxis=f"y{suffix}",
-                mode="lines",
-                name=plot_text(key if legible else raw),
+                mode=line_mode(s.values),
+                name=plot_text(variant if by_variant else key if legible else raw),
                 legend=f"legend{suffix}",
-                legendgroup=f"{i}:{plot_text(key)}",
-                showlegend=legible and key not in seen,
+                legendgroup=f"{i}:{plot_text(raw if by_variant else key)}",
+                showlegend=legible and (by_variant or key not in seen),
                 line={
                     "color": panel_colours[key],
                     "width": 1.4,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from dashboard.client import Series
-from dashboard.figures.board import PALETTE, breach_shape, threshold_line, time_line
+from dashboard.figures.board import PALETTE, breach_shape, line_mode, threshold_line, time_line
 from dashboard.figures.clock import walls
 from dashboard.figures.text import plot_text, template_text
 
@@ -137,7 +137,7 @@ def _row_lines(series: list[Series], axis: str) -> list[go.Scatter]:
                 x=walls(s.ts),
                 y=s.values,
                 yaxis=axis,
-                mode="lines",
+                mode=line_mode(s.values),
                 showlegend=False,
                 name=plot_text(raw),
                 line={"color": PALETTE[k % len(PALETTE)], "width": 1.3},

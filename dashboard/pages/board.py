@@ -39,8 +39,10 @@ _ZOOM_KEY = re.compile(r"xaxis\d*\.range\[([01])\]")
 KEY = [
     html.Span("lines: "),
     html.Span("···· p50", className="k"),
+    html.Span("-·- p90", className="k"),
     html.Span("– – p95", className="k"),
     html.Span("—— p99", className="k"),
+    html.Span("—  — avg", className="k"),
     html.Span("▼ ┊ a change (purple algo, teal infra; thick: a suspect)", className="k"),
     html.Span("▮ SLA breach", className="k breach"),
     html.Span("···· SLA threshold", className="k threshold"),

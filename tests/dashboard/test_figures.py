@@ -357,3 +357,21 @@ def test_incident_figure_spans_the_points_not_the_empty_rest_of_its_window():
     assert shown_range(window, [rows], [T0 + 30, onset]) == (T0 - 660, T0 + 105)
     wide = [_series("lat", {}, np.zeros(1000), step=60.0)]  # past the window's end
     assert shown_range(window, [wide], [T0]) == pytest.approx((T0 - 0.02 * 59_940, T0 + 2700))
+
+
+def test_one_entity_drawn_as_several_statistics_has_a_legend_of_them():
+    """PetShop's SLA panel: avg, p50, p90, p95 and p99 of one service, each named and dashed."""
+    names = ("latency_avg", "latency_p50", "latency_p90", "latency_p95", "latency_p99")
+    fig = board_figure([_instances(1, PANELS[1], names)], window=(T0, T0 + 60)).to_dict()
+    lines = [t for t in fig["data"] if t["name"] != "change"]
+    assert [t["name"] for t in lines if t["showlegend"]] == ["avg", "p50", "p90", "p95", "p99"]
+    assert len({t["line"]["dash"] for t in lines}) == 5 and "legend" in fig["layout"]
+
+
+def test_a_series_of_one_or_two_points_is_drawn_with_markers():
+    """A line needs two points: a suspect with one sample must not be an empty panel."""
+    one = PanelData(PANELS[0], [_series("lat", {"instance": "i-0"}, [5.0])])
+    fig = board_figure([one], window=(T0, T0 + 60)).to_dict()
+    assert [t["mode"] for t in fig["data"] if t["name"] != "change"] == ["lines+markers"]
+    many = board_figure([_instances(1)], window=(T0, T0 + 60)).to_dict()
+    assert [t["mode"] for t in many["data"] if t["name"] != "change"] == ["lines"]
