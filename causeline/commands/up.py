@@ -97,15 +97,9 @@ def build_app(
     from dashboard.settings import DashboardSettings
 
     engine = make_engine(database_url)
-    service = ServiceSettings(
-        database_url=database_url,
-        bind_host=host,
-        bind_port=port,
-        evaluator_enabled=True,
-        alert_worker_enabled=True,
-        **(prometheus or {}),
-        **(extra or {}),
-    )
+    fields = {"evaluator_enabled": True, "alert_worker_enabled": True}
+    fields |= (prometheus or {}) | (extra or {})
+    service = ServiceSettings(database_url=database_url, bind_host=host, bind_port=port, **fields)
     if service.action_secret is None:  # one process: a secret of its own (replicas: docs)
         service.action_secret = SecretStr(secrets.token_urlsafe(32))
     app = create_app(service, engine=engine)  # a bad mapping file fails here, before the token

@@ -247,3 +247,44 @@ def test_incident_page_ranks_first_what_analyze_bundle_does(bundle_site, browser
         labels = ",".join(f"{k}={v}" for k, v in sorted(top["labels"].items()))
         assert f"#1 {top['metric']}{{{labels}}}" in first.text
     _no_server_errors(_statuses(browser))
+
+
+def test_the_loop_on_a_real_incident_from_import_to_review(tmp_path, browser):
+    """PetShop imported: the headline, acknowledge and resolve on the page, the review says who.
+
+    Its own service without an evaluator: a running one resolves an imported incident on
+    its next pass, where the bundle's data ends.
+    """
+    from causeline.cli import main
+    from causeline.commands.up import build_app
+    from tests.conftest import scenarios_dir
+    from tests.dashboard.conftest import BUNDLES, LiveServer, _evaluate_incident, empty_store
+    from tests.helpers import free_port
+
+    folder = scenarios_dir().joinpath(*BUNDLES["petshop"])
+    url = empty_store(tmp_path)
+    assert main(["import", str(folder), "--database-url", url]) == 0
+    number = _evaluate_incident(url, json.loads((folder / "sla.json").read_text()))
+    port = free_port()
+    app = build_app(
+        database_url=url, host="127.0.0.1", port=port, extra={"evaluator_enabled": False}
+    )
+    with LiveServer(app, port) as live:
+        browser.get(f"{live.base}/incidents/{number}")
+        wait = WebDriverWait(browser, 30, ignored_exceptions=IGNORED)
+        headline = wait.until(lambda d: d.find_element(By.ID, "incident-headline")).text
+        assert headline.startswith("Most likely") and "next:" in headline
+        wait.until(lambda d: d.find_element(By.ID, "incident-ack")).click()
+        wait.until(lambda d: "acknowledged by" in d.find_element(By.ID, "incident-state").text)
+        note = browser.find_element(By.ID, "incident-note-text")
+        note.send_keys("DynamoDB throttled: raised WCU")
+        browser.find_element(By.ID, "incident-resolve").click()
+        wait.until(lambda d: "resolved by" in d.find_element(By.ID, "incident-state").text)
+        incident = httpx.get(f"{live.base}/api/v1/incidents/{number}", timeout=30).json()
+        review = httpx.get(f"{live.base}/api/v1/incidents/{number}/review", timeout=30).text
+    who = incident["acknowledged_by"]
+    assert incident["status"] == "resolved" and incident["resolved_by"] == who
+    lines = review.splitlines()
+    for step in (f"Acknowledged by {who}", "DynamoDB throttled: raised WCU", f"resolved by {who}"):
+        row = next((line for line in lines if step in line), "")
+        assert row.startswith("| 20") and " UTC | " in row, (step, row)  # when, then who
