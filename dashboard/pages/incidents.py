@@ -107,6 +107,16 @@ def _state_actions(incident: dict, can_write: bool) -> list:
         out.append(write_button("Acknowledge", ids.INCIDENT_ACK, can_write))
     out.append(write_button("Escalate", ids.INCIDENT_ESCALATE, can_write))
     out.append(write_button("Snooze 1 h", ids.INCIDENT_SNOOZE, can_write))
+    out.append(
+        dcc.Input(
+            id=ids.INCIDENT_ASSIGN_TO,
+            placeholder="person",
+            maxLength=200,
+            disabled=not can_write,
+            style={"width": "8em"},
+        )
+    )
+    out.append(write_button("Assign", ids.INCIDENT_ASSIGN, can_write))
     out.append(write_button("Resolve (the note below, if any)", ids.INCIDENT_RESOLVE, can_write))
     return out
 
@@ -451,12 +461,14 @@ def register(app: dash.Dash, context: Context) -> None:
         Input(ids.INCIDENT_ACK, "n_clicks"),
         Input(ids.INCIDENT_ESCALATE, "n_clicks"),
         Input(ids.INCIDENT_SNOOZE, "n_clicks"),
+        Input(ids.INCIDENT_ASSIGN, "n_clicks"),
         Input(ids.INCIDENT_RESOLVE, "n_clicks"),
         State(ids.INCIDENT_ID, "data"),
         State(ids.INCIDENT_NOTE_TEXT, "value"),
+        State(ids.INCIDENT_ASSIGN_TO, "value"),
         prevent_initial_call=True,
     )
-    def act(_ack, _escalate, _snooze, _resolve, incident_id, text):
+    def act(_ack, _escalate, _snooze, _assign, _resolve, incident_id, text, person):
         access = context.access()
         if not access.can_write:
             return f"Read-only: {access.read_only_reason}", no_update
@@ -464,8 +476,13 @@ def register(app: dash.Dash, context: Context) -> None:
             ids.INCIDENT_RESOLVE: "resolve",
             ids.INCIDENT_ESCALATE: "escalate",
             ids.INCIDENT_SNOOZE: "snooze",
+            ids.INCIDENT_ASSIGN: "assign",
         }.get(ctx.triggered_id, "acknowledge")
         body = {"text": text.strip()} if action == "resolve" and (text or "").strip() else {}
+        if action == "assign":
+            if not (person or "").strip():
+                return "Assign: type whom to give it to first.", no_update
+            body = {"person": person.strip()}
         try:
             incident = context.client.post(
                 f"/api/v1/incidents/{incident_id}/{action}", body, author=access.user

@@ -306,8 +306,18 @@ def test_take_an_open_incident_from_its_page(demo_site, browser):
     WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
         lambda d: "Acknowledged by" in d.find_element(By.ID, "incident-notes").text
     )
+    browser.find_element(By.ID, "incident-assign-to").send_keys("wang.fang")
+    browser.find_element(By.ID, "incident-assign").click()
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "with wang.fang" in d.find_element(By.ID, "incident-state").text
+    )
+    browser.find_element(By.ID, "incident-escalate").click()
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "escalated 1x" in d.find_element(By.ID, "incident-state").text
+    )
     inc = httpx.get(f"{base}/api/v1/incidents/{number}", headers=auth, timeout=30).json()
     assert inc["status"] == "open" and inc["acknowledged_by"] and inc["acknowledged_at"]
+    assert inc["escalations"] == 1 and "Assigned to wang.fang" in str(inc["notes"])
     done = httpx.post(f"{base}/api/v1/incidents/{number}/resolve", headers=auth, timeout=30)
     assert done.is_success  # leave the demo as it was for the other tests
     httpx.delete(f"{base}/api/v1/slas/{sla['name']}", headers=auth, timeout=30)
