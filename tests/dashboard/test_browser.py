@@ -318,9 +318,17 @@ def test_take_an_open_incident_from_its_page(demo_site, browser):
     inc = httpx.get(f"{base}/api/v1/incidents/{number}", headers=auth, timeout=30).json()
     assert inc["status"] == "open" and inc["acknowledged_by"] and inc["acknowledged_at"]
     assert inc["escalations"] == 1 and "Assigned to wang.fang" in str(inc["notes"])
-    done = httpx.post(f"{base}/api/v1/incidents/{number}/resolve", headers=auth, timeout=30)
-    assert done.is_success  # leave the demo as it was for the other tests
+    browser.find_element(By.ID, "incident-note-text").send_keys("threshold of 1 ms: a test")
+    browser.find_element(By.ID, "incident-resolve").click()  # leaves the demo as it was
+    WebDriverWait(browser, 20, ignored_exceptions=IGNORED).until(
+        lambda d: "resolved by" in d.find_element(By.ID, "incident-state").text
+    )
     httpx.delete(f"{base}/api/v1/slas/{sla['name']}", headers=auth, timeout=30)
+    review = httpx.get(f"{base}/api/v1/incidents/{number}/review", headers=auth, timeout=30).text
+    who = inc["acknowledged_by"]
+    for step in (f"Acknowledged by {who}", "Assigned to wang.fang", "Escalated by", "a test"):
+        row = next((line for line in review.splitlines() if step in line), "")
+        assert row.startswith("| 20") and " UTC | " in row, (step, row)  # when, then who
 
 
 def test_acknowledge_from_the_chat_message_and_the_page_shows_it(demo_site, browser):
