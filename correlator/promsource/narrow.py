@@ -32,17 +32,25 @@ def source_label(rule: MetricRule, target: str) -> str | None:
 
 
 def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
-    """Return the rule's query kept to the scope's values of one label, or None if it cannot be."""
+    """Return the rule's query kept to the scope's label values, or None if it cannot be.
+
+    A series is in scope by any of its labels: a rule whose series may carry several scope
+    labels (a passthrough keeps them all) is asked for each, ``or``-ed, so a feature
+    service's series (``service`` only) are not lost to a ``model`` matcher they cannot meet.
+    """
     bare = _BARE.fullmatch(rule.query)
     if bare is None:
         return None
+    body = (bare.group(2) or "").strip().rstrip(",")
+    parts = []
     for target in SCOPE_ORDER:
         wanted = sorted(v for v in values.get(target, ()) if v)
         source = source_label(rule, target)
-        if not wanted or source is None or len(wanted) > MAX_VALUES:
+        if not wanted or source is None:
             continue
+        if len(wanted) > MAX_VALUES:
+            return None  # too long a matcher: read it whole (counted) rather than miss some
         regex = "|".join(re.escape(v) for v in wanted)
-        body = (bare.group(2) or "").strip().rstrip(",")
         matcher = f'{source}=~"{_quote(regex)}"'
-        return f"{bare.group(1)}{{{body + ', ' if body else ''}{matcher}}}"
-    return None
+        parts.append(f"{bare.group(1)}{{{body + ', ' if body else ''}{matcher}}}")
+    return " or ".join(parts) or None

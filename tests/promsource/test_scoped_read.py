@@ -9,6 +9,7 @@ rule (an expression) is left out and said so, instead of reading all of it.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -94,3 +95,16 @@ def test_the_analysis_asks_the_fleet_for_its_scope_only(server, tmp_path, monkey
     assert any(s.startswith("node_cpu_utilization_percent: 41 series") for s in read["left_out"])
     top = result["suspects"][0]
     assert (top["metric"], top["labels"]) == ("gpu_utilization_percent", {"gpu": "0", "host": "h1"})
+
+
+def test_a_passthrough_is_asked_for_its_scope_by_every_label_a_series_may_carry():
+    """A feature service's series carry service, not model: a model matcher alone misses them."""
+    rule = MetricRule("feature_service_latency_p99_ms", "feature_service_latency_p99_ms")
+    rule = replace(rule, keep_all=True)
+    scope = {"model": {"m94"}, "service": {"features-1"}, "host": set()}
+    assert narrowed(rule, scope) == (
+        'feature_service_latency_p99_ms{model=~"m94"} or '
+        'feature_service_latency_p99_ms{service=~"features\\\\-1"}'
+    )
+    many = {"model": {f"m{i}" for i in range(300)}, "service": {"features-1"}}
+    assert narrowed(rule, many) is None  # read whole (and counted) rather than miss some
