@@ -30,6 +30,9 @@ metrics:
   gpu_sm_clock_mhz:
     query: DCGM_FI_DEV_SM_CLOCK
     labels: {gpu: gpu, host: Hostname}
+  gpu_xid_errors: # the last XID the driver reported (0: none); 79 = fallen off the bus
+    query: DCGM_FI_DEV_XID_ERRORS
+    labels: {gpu: gpu, host: Hostname}
 
   # Prometheus node-exporter; host is the scrape target without its port.
   node_cpu_utilization_percent:
