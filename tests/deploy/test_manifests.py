@@ -55,11 +55,14 @@ def test_every_manifest_names_api_version_kind_and_name():
 
 
 def test_kustomizations_list_every_manifest_once():
-    """List every manifest of each folder in its kustomization.yaml."""
+    """List every manifest of each folder in its kustomization.yaml; folders must exist."""
     for kustomization in DEPLOY.rglob("kustomization.yaml"):
-        listed = load_all(kustomization)[0]["resources"]
+        resources = load_all(kustomization)[0]["resources"]
+        listed = [r for r in resources if r.endswith(".yaml")]
         present = sorted(p.name for p in kustomization.parent.glob("*.yaml") if p != kustomization)
         assert sorted(listed) == present, kustomization
+        for base in set(resources) - set(listed):  # another kustomization, as an overlay's base
+            assert (kustomization.parent / base / "kustomization.yaml").is_file(), base
 
 
 def test_compose_services_and_dependencies():
@@ -245,3 +248,26 @@ def test_hpa_scales_an_existing_deployment_on_adapter_metrics():
     for query in exposed.values():
         metric = query.split("{")[0]
         assert f'"{metric}"' in served, f"the service exposes no {metric}"
+
+
+def test_fleet_layout_wires_agents_to_vminsert_and_causeline_to_vmselect():
+    """The fleet overlay: a VictoriaMetrics cluster, agents writing in, causeline reading out."""
+    overlay = load_all(DEPLOY / "k8s-fleet" / "kustomization.yaml")[0]
+    patches = " ".join(p["patch"] for p in overlay["patches"])
+    cluster = {
+        (d["kind"], d["metadata"]["name"]): d
+        for d in load_all(DEPLOY / "k8s-fleet" / "victoria-metrics-cluster.yaml")
+    }
+    storage = cluster[("StatefulSet", "vmstorage")]
+    nodes = [f"vmstorage-{i}.vmstorage" for i in range(storage["spec"]["replicas"])]
+    ports = {p["name"]: p["port"] for p in cluster[("Service", "vmstorage")]["spec"]["ports"]}
+    for role in ("vminsert", "vmselect"):
+        args = _container(cluster[("Deployment", role)])["args"]
+        wanted = ",".join(f"{n}:{ports[role]}" for n in nodes)
+        assert f"-storageNode={wanted}" in args, role
+        port = cluster[("Service", role)]["spec"]["ports"][0]["port"]
+        assert f"http://{role}:{port}/" in patches, role
+    assert "/insert/0/prometheus/api/v1/write" in patches  # vminsert's remote write path
+    assert "/select/0/prometheus" in patches  # vmselect's Prometheus API
+    secret = k8s_object("Secret", "causeline")["stringData"]
+    assert "key: action-secret" in patches and "action-secret" in secret

@@ -55,7 +55,11 @@ def test_amtool_accepts_alertmanager_config(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("folder", [K8S, K8S / "autoscaling"], ids=["core", "autoscaling"])
+@pytest.mark.parametrize(
+    "folder",
+    [K8S, K8S / "autoscaling", K8S.parent / "k8s-fleet"],
+    ids=["core", "autoscaling", "fleet"],
+)
 def test_kubectl_kustomize_renders(folder):
     """Render each kustomization offline with kubectl (skipped where kubectl is absent)."""
     kubectl = shutil.which("kubectl")
