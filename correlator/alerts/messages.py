@@ -230,7 +230,7 @@ def build_message(
         "acknowledged": f"Acknowledged by {incident.get('acknowledged_by') or 'someone'}",
         "assigned": f"Assigned to {incident.get('assignee') or 'someone'}",
         "escalated": (
-            f"Escalated to {incident.get('assignee') or 'the next on call'} "
+            f"Escalated to {incident.get('assignee') or 'nobody further on call'} "
             f"(level {incident.get('escalations') or 1})"
         ),
         "snoozed": f"Snoozed until {when(float(incident.get('snoozed_until') or now))}",

@@ -154,7 +154,7 @@ def escalate_incident(
         return None
     row.escalations = (row.escalations or 0) + 1
     row.escalated_at = now
-    row.assignee = to or row.assignee
+    row.assignee = to  # None: nobody further on call, which the message says
     session.flush()
     return row.escalations
 

@@ -95,7 +95,15 @@ def test_escalating_by_hand_walks_the_chain_and_tells_each_step_once(service):
         second["escalations"] == 2
         and "nobody further on call in infra" in (second["notes"][-1]["text"])
     )
+    assert second["assignee"] is None  # the message says so, not the last one's name
     assert _events(engine, incident_id).count("escalated") == 2  # one message per step
+    with engine.connect() as conn:
+        rows = list_outbox(conn=conn, incident_id=incident_id, payload=True)
+    titles = sorted(r["payload"]["title"] for r in rows if r["event"] == "escalated")
+    assert titles == [
+        "[MAJOR] Escalated to bo (level 1): ranker-p99",
+        "[MAJOR] Escalated to nobody further on call (level 2): ranker-p99",
+    ]
     assigned = client.post(f"{path}/assign", json={"person": "wang.fang", "author": "li.wei"})
     assert assigned.status_code == 200 and assigned.json()["assignee"] == "wang.fang"
     assert client.post(f"{path}/assign", json={"person": ""}).status_code == 422
