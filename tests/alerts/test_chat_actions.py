@@ -87,6 +87,8 @@ def test_a_link_asks_first_and_acts_once_on_its_post(service):
     assert _incident(engine, incident_id)["acknowledged_by"] is None
     nameless = client.post(link, content="name=", headers=_form())
     assert nameless.status_code == 422 and "Give your name" in nameless.text
+    control = client.post(link, content="name=a%1b%5b31mb", headers=_form())
+    assert control.status_code == 422  # an escape sequence is not a name
     done = client.post(link, content=urlencode({"name": "li.wei"}), headers=_form())
     assert done.status_code == 200 and f"Incident {incident_id} acknowledged by li.wei" in done.text
     inc = _incident(engine, incident_id)

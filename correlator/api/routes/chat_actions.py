@@ -161,8 +161,10 @@ async def act(
     raw = await request.body()
     form = parse_qs(raw[:MAX_FORM_BYTES].decode("utf-8", "replace"), max_num_fields=8)
     name = (form.get("name") or [""])[0].strip()
-    if not name or len(name) > MAX_NAME:
-        return _page("Who are you?", f"<p>Give your name (1 to {MAX_NAME} characters).</p>", 422)
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        return _page(
+            "Who are you?", f"<p>Give your name (1 to {MAX_NAME} printable characters).</p>", 422
+        )
     refused = await run_action(
         engine,
         settings,
@@ -189,8 +191,8 @@ def _slack_user(payload: dict) -> str:
     user = payload.get("user")
     if not isinstance(user, dict):
         return ""
-    name = user.get("username") or user.get("name") or user.get("id") or ""
-    return str(name)[:MAX_NAME]
+    name = str(user.get("username") or user.get("name") or user.get("id") or "")[:MAX_NAME]
+    return name if name.isprintable() else ""
 
 
 @router.post("/api/v1/chat/slack/actions", include_in_schema=False)
