@@ -16,9 +16,8 @@ from correlator.incidents.evaluator import evaluate_once
 from correlator.promsource import make_source
 from correlator.settings import ServiceSettings
 from correlator.store.changes import upsert_changes
-from correlator.store.engine import make_engine, write_transaction
+from correlator.store.engine import write_transaction
 from correlator.store.incidents import get_incident, list_incidents
-from correlator.store.migrate import upgrade
 from correlator.store.slas import upsert_sla
 from correlator.store.topology import upsert_topology
 from tests.fleet import simulation
@@ -45,7 +44,8 @@ def _rank(suspects: list[dict], truth: list[dict]) -> int | None:
 
 
 @pytest.mark.parametrize("kind", simulation.KINDS)
-def test_each_incident_kind_is_opened_alerted_and_ranked_once(tmp_path, kind, monkeypatch):
+def test_each_incident_kind_is_opened_alerted_and_ranked_once(tmp_path, kind, engine, monkeypatch):
+    """Records in SQLite and in PostgreSQL (as a fleet keeps them), metrics in VictoriaMetrics."""
     # The fleet holds more series than one analysis reads: it reads its scope, as at full size.
     monkeypatch.setattr(snapshot, "MAX_SERIES", 300)
     end = float(np.floor(time.time() / simulation.STEP) * simulation.STEP) - 60  # VM: no future
@@ -58,8 +58,6 @@ def test_each_incident_kind_is_opened_alerted_and_ranked_once(tmp_path, kind, mo
         body = servers.exposition(fleet.series, millis=True)
         httpx.post(f"{url}/api/v1/import/prometheus", content=body, timeout=120)
         httpx.get(f"{url}/internal/force_flush", timeout=60).raise_for_status()
-        engine = make_engine(f"sqlite:///{tmp_path / 'causeline.db'}")
-        upgrade(engine)
         with write_transaction(engine) as conn:
             upsert_topology(conn=conn, topology=fleet.topology)
             upsert_changes(conn=conn, changes=fleet.changes)
@@ -95,7 +93,6 @@ def test_each_incident_kind_is_opened_alerted_and_ranked_once(tmp_path, kind, mo
             assert [i["sla"] for i in incidents] == [f"{fleet.model} p99"], first["slas"]
             incident = get_incident(conn=conn, incident_id=incidents[0]["id"])
             sent = list_outbox(conn=conn, incident_id=incident["id"])
-        engine.dispose()
     assert [r["event"] for r in sent] == ["opened"]  # one message, on the one channel
     assert scoped, "the analysis read the whole fleet instead of its scope"
     rank = _rank(incident["suspects"], fleet.truth)
