@@ -31,7 +31,7 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # after the project: dashboard/ wins
 
 from accuracy import matches  # noqa: E402
 
@@ -45,6 +45,7 @@ from correlator.store.migrate import upgrade  # noqa: E402
 from correlator.store.slas import upsert_sla  # noqa: E402
 from correlator.store.topology import upsert_topology  # noqa: E402
 from tests.fleet import simulation  # noqa: E402
+from tests.helpers import free_port  # noqa: E402
 from tests.promsource import servers  # noqa: E402
 
 STEP = simulation.STEP
@@ -77,6 +78,11 @@ def main() -> None:
     ap.add_argument("--hours", type=float, default=1.0)
     ap.add_argument("--kind", choices=(*simulation.KINDS, "all"), default="all")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--board",
+        action="store_true",
+        help="also load the breached model's board and incident page in headless Chromium",
+    )
     args = ap.parse_args()
     kinds = simulation.KINDS if args.kind == "all" else (args.kind,)
     ranks = []
@@ -154,7 +160,53 @@ def run(tmp: Path, url: str, args, at: float, fleet: simulation.Fleet) -> int | 
             )
     source.close()
     engine.dispose()
+    if args.board and rank is not None:
+        pages(str(engine.url), url, fleet.model, at)
     return rank
+
+
+def pages(db_url: str, tsdb: str, model: str, at: float) -> None:
+    """Load the model's board and its incident page from the TSDB; print seconds to drawn."""
+    import importlib.util
+    import threading
+
+    import uvicorn
+
+    from causeline.commands.up import build_app
+
+    # benchmarks/dashboard.py (not the dashboard package): time to the last panel drawn.
+    spec = importlib.util.spec_from_file_location(
+        "board_benchmark", Path(__file__).with_name("dashboard.py")
+    )
+    board_benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(board_benchmark)
+    measure, browser_of = board_benchmark.measure, board_benchmark._browser
+
+    port = free_port()
+    extra = {"prometheus_url": tsdb, "evaluator_enabled": False, "alert_worker_enabled": False}
+    app = build_app(database_url=db_url, host="127.0.0.1", port=port, extra=extra)
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+    driver = browser_of()
+    try:
+        board = f"{base}/board?model={model}&from={round(at - 1800)}&to={round(at + 600)}"
+        for run in range(3):
+            got = measure(driver, board, cold=run == 0)
+            print(
+                f"  board of {model} from the TSDB ({'cold' if run == 0 else 'warm'}): "
+                f"{got['seconds']:.2f} s to the last of {got['panels']} panels drawn"
+            )
+        began = time.perf_counter()
+        driver.get(f"{base}/incidents/1")
+        while not driver.find_elements("css selector", "#incident-suspects tbody tr"):
+            time.sleep(0.02)
+        print(f"  incident page: {time.perf_counter() - began:.2f} s to its ranked suspects")
+    finally:
+        driver.quit()
+        server.should_exit = True
 
 
 if __name__ == "__main__":

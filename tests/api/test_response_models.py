@@ -24,6 +24,8 @@ NO_MODEL = {
     ("GET", "/docs"): "Swagger UI page (fastapi-offline)",
     ("GET", "/docs/oauth2-redirect"): "Swagger UI page (fastapi-offline)",
     ("GET", "/redoc"): "ReDoc page (fastapi-offline)",
+    ("GET", "/api/v1/act/{token}"): "HTML page: what a chat action's link will do",
+    ("POST", "/api/v1/act/{token}"): "HTML page: what the chat action did",
     # Prometheus' own documents, built as bytes and only documented (routes/promql.py).
     ("GET", "/api/v1/query"): "PromQL answer in Prometheus' shape",
     ("POST", "/api/v1/query"): "PromQL answer in Prometheus' shape",

@@ -24,6 +24,7 @@ from correlator.alerts.messages import incident_url
 from correlator.analysis.render import when
 from correlator.api.deps import EngineDep, SettingsDep, SourceDep
 from correlator.api.handlers import now, read, write
+from correlator.api.schemas.base import Out
 from correlator.incidents.announce import (
     acknowledge_and_announce,
     escalate_and_announce,
@@ -34,6 +35,15 @@ from correlator.limits import MAX_NAME
 from correlator.store.incidents import get_incident
 
 router = APIRouter(tags=["chat actions"])
+
+
+class SlackAnswer(Out):
+    """What the service answers Slack: the outcome in words, or what was wrong."""
+
+    text: str | None = None
+    error: str | None = None
+
+
 SNOOZE_MINUTES = 60.0  # what a chat's Snooze does; the page and the API take any length
 SLACK_MAX_SKEW_S = 300.0  # Slack's own advice: refuse requests older than five minutes
 MAX_FORM_BYTES = 16_384
@@ -134,7 +144,7 @@ def _about(incident: dict, settings) -> str:
     )
 
 
-@router.get("/api/v1/act/{token}", include_in_schema=False)
+@router.get("/api/v1/act/{token}", include_in_schema=False, response_class=HTMLResponse)
 async def confirm(token: str, engine: EngineDep, settings: SettingsDep) -> HTMLResponse:
     """Say what a signed link will do and ask who does it; change nothing."""
     checked = await _check(engine, settings, token)
@@ -149,7 +159,7 @@ async def confirm(token: str, engine: EngineDep, settings: SettingsDep) -> HTMLR
     return _page(f"{ACTIONS[action]} incident {incident['id']}?", _about(incident, settings) + form)
 
 
-@router.post("/api/v1/act/{token}", include_in_schema=False)
+@router.post("/api/v1/act/{token}", include_in_schema=False, response_class=HTMLResponse)
 async def act(
     token: str, request: Request, engine: EngineDep, settings: SettingsDep, source: SourceDep
 ) -> HTMLResponse:
@@ -195,7 +205,12 @@ def _slack_user(payload: dict) -> str:
     return name if name.isprintable() else ""
 
 
-@router.post("/api/v1/chat/slack/actions", include_in_schema=False)
+@router.post(
+    "/api/v1/chat/slack/actions",
+    response_model=SlackAnswer,
+    response_model_exclude_unset=True,
+    responses={401: {"description": "not signed by Slack, or older than 5 minutes"}},
+)
 async def slack_actions(
     request: Request, engine: EngineDep, settings: SettingsDep, source: SourceDep
 ) -> JSONResponse:
