@@ -54,3 +54,36 @@ def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
         matcher = f'{source}=~"{_quote(regex)}"'
         parts.append(f"{bare.group(1)}{{{body + ', ' if body else ''}{matcher}}}")
     return " or ".join(parts) or None
+
+
+def _pushable(rule: MetricRule, label: str) -> str | None:
+    """Return the server's label a selector's matcher on ``label`` may test, or None."""
+    if any(r.source == label and r.target != label for r in rule.labels):
+        return None  # the label is renamed away: the output does not carry it
+    return source_label(rule, label)
+
+
+def pushed_down(rule: MetricRule, selectors) -> str | None:
+    """Return the rule's query with the selectors' matchers asked of the server, or None.
+
+    Each selector becomes the rule's plain selector plus those of its matchers whose label
+    the rule takes as it is (``Hostname`` for ``host`` on DCGM's), joined with ``or``; the
+    caller still applies every matcher to the converted series. None when the query is an
+    expression, or a selector has no matcher the server can test (it would read it whole).
+    """
+    bare = _BARE.fullmatch(rule.query)
+    if bare is None:
+        return None
+    body = (bare.group(2) or "").strip().rstrip(",")
+    parts = []
+    for sel in selectors:
+        tests = []
+        for m in sel.matchers:
+            source = _pushable(rule, m.label)
+            if source is not None:
+                tests.append(f'{source}{m.op}"{_quote(m.value)}"')
+        if not tests:
+            return None
+        inner = ", ".join([body, *tests] if body else tests)
+        parts.append(f"{bare.group(1)}{{{inner}}}")
+    return " or ".join(dict.fromkeys(parts)) or None

@@ -7,7 +7,7 @@ from dataclasses import replace
 from correlator.bundle import Series
 from correlator.promsource.convert import merge_series
 from correlator.promsource.mapping import Mapping, load_mapping
-from correlator.promsource.narrow import narrowed
+from correlator.promsource.narrow import narrowed, pushed_down
 from correlator.promsource.reader import PrometheusReader
 from correlator.selector import Selector
 
@@ -65,11 +65,24 @@ class PrometheusSource:
     def select(
         self, *selectors: Selector, start: float, end: float, step: float | None = None
     ) -> list[Series]:
-        """Return the mapped series any selector picks, read once (matchers apply after mapping)."""
+        """Return the mapped series any selector picks, read once (matchers apply after mapping).
+
+        A named metric whose rule is a plain selector is asked for the selectors' matchers
+        (``pushed_down``), so a panel of four hosts' GPUs does not read the fleet's.
+        """
         given = {sel.name for sel in selectors}
-        # A selector without a metric name reads every mapped metric.
-        names = self.metrics if not all(given) else given
-        found = self.reader.read(names, start, end, step or self.step)
+        if not all(given):  # a selector without a metric name reads every mapped metric
+            found = self.reader.read(self.metrics, start, end, step or self.step)
+        else:
+            step = float(step or self.step or self.reader.mapping.step_seconds)
+            out: list[Series] = []
+            for name in sorted(given & self.metrics):
+                rule = self.reader.mapping.rules[name]
+                query = pushed_down(rule, [sel for sel in selectors if sel.name == name])
+                out += self.reader.read_rule(
+                    replace(rule, query=query or rule.query), start, end, step
+                )
+            found = merge_series(out)
         return [s for s in found if any(sel.matches(s.name, s.labels) for sel in selectors)]
 
     def select_raw(

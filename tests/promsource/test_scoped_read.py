@@ -108,3 +108,25 @@ def test_a_passthrough_is_asked_for_its_scope_by_every_label_a_series_may_carry(
     )
     many = {"model": {f"m{i}" for i in range(300)}, "service": {"features-1"}}
     assert narrowed(rule, many) is None  # read whole (and counted) rather than miss some
+
+
+def test_a_selector_is_asked_of_the_server_on_the_labels_it_maps_as_they_are():
+    """A board panel of four hosts' GPUs asks for those, not for the fleet's."""
+    from correlator.promsource.narrow import pushed_down
+    from correlator.selector import parse_selector
+
+    dcgm = MetricRule(
+        "gpu_utilization_percent",
+        "DCGM_FI_DEV_GPU_UTIL",
+        labels=(LabelRule("gpu", "gpu"), LabelRule("host", "Hostname")),
+    )
+    panel = parse_selector('gpu_utilization_percent{host=~"h1|h2",gpu!="7",job="x"}')
+    assert pushed_down(dcgm, [panel]) == 'DCGM_FI_DEV_GPU_UTIL{Hostname=~"h1|h2", gpu!="7"}'
+    one = parse_selector('gpu_utilization_percent{host="h3"}')
+    assert pushed_down(dcgm, [panel, one]) == (
+        'DCGM_FI_DEV_GPU_UTIL{Hostname=~"h1|h2", gpu!="7"} or DCGM_FI_DEV_GPU_UTIL{Hostname="h3"}'
+    )
+    unmapped = parse_selector('gpu_utilization_percent{UUID="GPU-1"}')  # not an output label
+    assert pushed_down(dcgm, [panel, unmapped]) is None  # it would read the rule whole
+    cpu = MetricRule("node_cpu", "100 * (1 - avg by (instance) (rate(x[1m])))")
+    assert pushed_down(cpu, [one]) is None

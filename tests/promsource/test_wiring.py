@@ -72,7 +72,10 @@ def test_query_range_reads_each_metric_from_where_it_lives(app_and_client):
     ]
     r = http.get("/api/v1/query_range", params={"match": matches, "start": 0, "end": 200})
     assert r.status_code == 200, r.text
-    assert client.queries == ["DCGM_FI_DEV_GPU_UTIL", 'serving_cache_hit_ratio{instance=~"i-.*"}']
+    assert client.queries == [  # one query for both of the mapped metric's selectors
+        'DCGM_FI_DEV_GPU_UTIL{gpu="0"} or DCGM_FI_DEV_GPU_UTIL{gpu="1"}',
+        'serving_cache_hit_ratio{instance=~"i-.*"}',
+    ]
     got = sorted((s["metric"]["__name__"], len(s["metric"])) for s in r.json()["data"]["result"])
     assert got == [
         ("gpu_utilization_percent", 2),  # __name__ and gpu (keep)
