@@ -70,8 +70,8 @@ class PrometheusSource:
         A named metric whose rule is a plain selector is asked for the selectors' matchers
         (``pushed_down``), so a panel of four hosts' GPUs does not read the fleet's.
         """
-        given = {sel.name for sel in selectors}
-        if not all(given):  # a selector without a metric name reads every mapped metric
+        given = {sel.name for sel in selectors if sel.name}
+        if any(not sel.name for sel in selectors):  # no metric name: every mapped metric
             found = self.reader.read(self.metrics, start, end, step or self.step)
         else:
             step = float(step or self.step or self.reader.mapping.step_seconds)
