@@ -40,6 +40,14 @@ class ActionLink:
     url: str
 
 
+def secret_text(value) -> str | None:
+    """Return a secret setting's text (a SecretStr or a str); None when unset or empty."""
+    if value is None:
+        return None
+    text = value.get_secret_value() if hasattr(value, "get_secret_value") else str(value)
+    return text or None
+
+
 def _mac(secret: str, body: str) -> str:
     digest = hmac.new(secret.encode(), body.encode(), hashlib.sha256).digest()[:16]
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()

@@ -12,7 +12,7 @@ import numpy as np
 from sqlalchemy import Connection, select, update
 from sqlalchemy.orm import Session
 
-from correlator.alerts.actions import action_links
+from correlator.alerts.actions import action_links, secret_text
 from correlator.alerts.formats import FollowingFormat, alert_format
 from correlator.alerts.masking import scrub
 from correlator.alerts.messages import build_message, suspect_key
@@ -47,13 +47,6 @@ def current_value(
     # The evaluator's aggregate, so a missing value is skipped the same way.
     value = aggregate(np.array(last)[:, None], sla.get("aggregate") or DEFAULT_AGGREGATE)[0]
     return None if math.isnan(value) else float(value)
-
-
-def _secret(value) -> str | None:
-    """Return a secret setting's text (a SecretStr or a str), None when unset."""
-    if value is None:
-        return None
-    return value.get_secret_value() if hasattr(value, "get_secret_value") else str(value) or None
 
 
 def too_old(now: float, settings) -> str:
@@ -115,7 +108,7 @@ def enqueue_incident_event(
         value = incident.get("value")
     if value is None:
         value = current_value(conn=conn, sla=sla, now=now, source=source)
-    secret = _secret(getattr(settings, "action_secret", None))
+    secret = secret_text(getattr(settings, "action_secret", None))
     message = build_message(
         incident,
         event,
@@ -126,7 +119,7 @@ def enqueue_incident_event(
         actions=action_links(
             secret, public_url=settings.public_url, incident_id=int(incident["id"]), now=now
         ),
-        interactive=bool(_secret(getattr(settings, "slack_signing_secret", None))),
+        interactive=bool(secret_text(getattr(settings, "slack_signing_secret", None))),
     )
     suspects = incident.get("suspects") or []
     top = suspect_key(suspects[0]) if suspects else ""

@@ -86,6 +86,30 @@ def resolve_and_announce(
     return True
 
 
+def resolve_by_hand(
+    *,
+    conn: Connection,
+    incident_id: int,
+    now: float,
+    by: str,
+    settings,
+    source: MetricSource | None = None,
+    text: str | None = None,
+) -> str | None:
+    """Resolve an open incident as a person does, ``text`` their note; None or why not."""
+    if resolve_and_announce(
+        conn=conn,
+        incident_id=incident_id,
+        now=now,
+        by=by,
+        settings=settings,
+        source=source,
+        note=text,
+    ):
+        return None
+    return f"incident {incident_id} is already resolved"
+
+
 def acknowledge_and_announce(
     *,
     conn: Connection,

@@ -36,21 +36,23 @@ def due_at(incident: Incident, minutes: float) -> float:
     return max(last + minutes * 60.0, incident.snoozed_until or 0.0)
 
 
-def escalate_due(engine: Engine, *, now: float, settings, source=None) -> list[int]:
+def escalate_due(
+    engine: Engine, *, now: float, settings, source=None, slas: list[dict] | None = None
+) -> list[int]:
     """Escalate every open, unacknowledged incident past its SLA's policy; return their ids.
 
     Imported incidents (data from a file, not a live breach) never escalate by themselves.
     Each escalation runs in its own transaction and is checked again there, so two replicas
-    racing on one incident escalate it once.
+    racing on one incident escalate it once. ``slas``: those the caller read already.
     """
     with engine.connect() as conn:
-        slas = {s["name"]: s for s in list_slas(conn=conn)}
+        policy = {s["name"]: s for s in (list_slas(conn=conn) if slas is None else slas)}
         rows = Session(conn).scalars(
             select(Incident).where(Incident.status == "open", Incident.acknowledged_at.is_(None))
         )
         due = []
         for row in rows:
-            minutes = policy_minutes(slas.get(row.sla), settings)
+            minutes = policy_minutes(policy.get(row.sla), settings)
             if minutes is None or (row.snapshot or {}).get("imported"):
                 continue
             if (row.escalations or 0) < MAX_LEVELS and now >= due_at(row, minutes):

@@ -353,7 +353,9 @@ def evaluate_once(
             report["slas"][name] = f"failed: {exc}"
         report["checked"] += 1
     try:
-        report["escalated"] = escalate_due(engine, now=now, settings=settings, source=source)
+        report["escalated"] = escalate_due(
+            engine, now=now, settings=settings, source=source, slas=slas
+        )
     except Exception:  # the SLA checks above stand; the next pass tries again
         log.exception("escalating unacknowledged incidents failed")
     if not report["opened"] and not report["resolved"]:

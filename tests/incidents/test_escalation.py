@@ -12,7 +12,7 @@ from correlator.api.app import create_app
 from correlator.incidents.escalation import escalate_due
 from correlator.settings import ServiceSettings
 from correlator.store.engine import write_transaction
-from correlator.store.incidents import get_incident, open_incident
+from correlator.store.incidents import get_incident, open_incident, snooze_incident
 from correlator.store.oncall import add_rotation, escalation_chain
 from correlator.store.slas import save_sla
 from correlator.store.tokens import create_token
@@ -139,11 +139,8 @@ def test_an_unacknowledged_incident_escalates_by_itself_on_its_slas_policy(servi
     assert inc["notes"][-1]["text"] == (
         "Escalated by causeline to bo (level 1): unacknowledged for 10 min"
     )
-    # A snooze holds the next level until it ends.
-    client.post(f"/api/v1/incidents/{incident_id}/snooze", json={"minutes": 60})
-    with write_transaction(engine) as conn:  # the API stamped wall time; put it at T0
-        from correlator.store.incidents import snooze_incident
-
+    # A snooze (on this test's clock, from T0) holds the next level until it ends.
+    with write_transaction(engine) as conn:
         snooze_incident(conn=conn, incident_id=incident_id, until=T0 + 3600)
     assert escalate_due(engine, now=T0 + 1300, settings=settings) == []
     assert escalate_due(engine, now=T0 + 3600, settings=settings) == [incident_id]

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from correlator.alerts.actions import ACTIONS, ActionTokenError, read_action
+from correlator.alerts.actions import ACTIONS, ActionTokenError, read_action, secret_text
 from correlator.alerts.messages import incident_url
 from correlator.analysis.render import when
 from correlator.api.deps import EngineDep, SettingsDep, SourceDep
@@ -28,7 +28,7 @@ from correlator.api.schemas.base import Out
 from correlator.incidents.announce import (
     acknowledge_and_announce,
     escalate_and_announce,
-    resolve_and_announce,
+    resolve_by_hand,
     snooze_and_announce,
 )
 from correlator.limits import MAX_NAME
@@ -49,19 +49,6 @@ SLACK_MAX_SKEW_S = 300.0  # Slack's own advice: refuse requests older than five 
 MAX_FORM_BYTES = 16_384
 
 
-def _resolve(*, conn, incident_id, now, by, settings, source, text):
-    done = resolve_and_announce(
-        conn=conn,
-        incident_id=incident_id,
-        now=now,
-        by=by,
-        settings=settings,
-        source=source,
-        note=text,
-    )
-    return None if done else f"incident {incident_id} is already resolved"
-
-
 def _snooze(**kwargs):
     return snooze_and_announce(minutes=SNOOZE_MINUTES, **kwargs)
 
@@ -70,7 +57,7 @@ RUN = {
     "acknowledge": acknowledge_and_announce,
     "escalate": escalate_and_announce,
     "snooze": _snooze,
-    "resolve": _resolve,
+    "resolve": resolve_by_hand,
 }
 DONE = {
     "acknowledge": "acknowledged",
@@ -78,10 +65,6 @@ DONE = {
     "snooze": f"snoozed for {SNOOZE_MINUTES:g} min",
     "resolve": "resolved",
 }
-
-
-def _secret(value) -> str | None:
-    return value.get_secret_value() if value is not None else None
 
 
 async def run_action(
@@ -116,7 +99,7 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
 
 async def _check(engine, settings, token: str) -> tuple[int, str, dict] | HTMLResponse:
     """Return (incident id, action, incident) of a valid link, else the page saying why not."""
-    secret = _secret(settings.action_secret)
+    secret = secret_text(settings.action_secret)
     if not secret:
         return _page(
             "Chat actions are off",
@@ -215,7 +198,10 @@ async def slack_actions(
     request: Request, engine: EngineDep, settings: SettingsDep, source: SourceDep
 ) -> JSONResponse:
     """Run the incident action of a Slack button; 401 unless Slack signed the request."""
-    signing, secret = _secret(settings.slack_signing_secret), _secret(settings.action_secret)
+    signing, secret = (
+        secret_text(settings.slack_signing_secret),
+        secret_text(settings.action_secret),
+    )
     if not signing or not secret:
         return JSONResponse(
             {

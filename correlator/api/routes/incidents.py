@@ -30,7 +30,7 @@ from correlator.incidents.announce import (
     acknowledge_and_announce,
     assign_and_announce,
     escalate_and_announce,
-    resolve_and_announce,
+    resolve_by_hand,
     snapshot_and_announce,
     snooze_and_announce,
 )
@@ -141,66 +141,6 @@ async def rerank(
     return await _get(engine, incident_id)
 
 
-@router.post(
-    "/api/v1/incidents/{incident_id}/resolve",
-    response_model=IncidentOut,
-    response_model_exclude_unset=True,
-)
-async def resolve(
-    incident_id: int,
-    request: Request,
-    engine: EngineDep,
-    source: SourceDep,
-    token: WriterDep,
-    body: ActionIn | None = None,
-) -> dict:
-    """Resolve an open incident by hand; 409 when it is already resolved."""
-    await _get(engine, incident_id)
-    resolved = await write(
-        engine,
-        resolve_and_announce,
-        incident_id=incident_id,
-        now=now(),
-        by=who(body.author if body else None, token),
-        settings=request.app.state.settings,
-        source=source,
-        note=body.text if body else None,
-    )
-    if not resolved:
-        raise HTTPException(409, f"incident {incident_id} is already resolved")
-    return await _get(engine, incident_id)
-
-
-@router.post(
-    "/api/v1/incidents/{incident_id}/acknowledge",
-    response_model=IncidentOut,
-    response_model_exclude_unset=True,
-)
-async def acknowledge(
-    incident_id: int,
-    request: Request,
-    engine: EngineDep,
-    source: SourceDep,
-    token: WriterDep,
-    body: ActionIn | None = None,
-) -> dict:
-    """Take an open incident: who and when on it, its timeline and its chat; 409 if taken."""
-    await _get(engine, incident_id)
-    refused = await write(
-        engine,
-        acknowledge_and_announce,
-        incident_id=incident_id,
-        now=now(),
-        by=who(body.author if body else None, token),
-        settings=request.app.state.settings,
-        source=source,
-        text=body.text if body else None,
-    )
-    if refused:
-        raise HTTPException(409, refused)
-    return await _get(engine, incident_id)
-
-
 @dataclass(frozen=True, slots=True)
 class _Actor:
     """What an incident action needs besides its incident: the store, settings and source."""
@@ -234,6 +174,33 @@ async def _act(actor: _Actor, incident_id: int, action, by: str, text: str | Non
     if refused:
         raise HTTPException(409, refused)
     return await _get(actor.engine, incident_id)
+
+
+@router.post(
+    "/api/v1/incidents/{incident_id}/resolve",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
+async def resolve(
+    incident_id: int, actor: ActorDep, token: WriterDep, body: ActionIn | None = None
+) -> dict:
+    """Resolve an open incident by hand; 409 when it is already resolved."""
+    body = body or ActionIn.model_validate({})
+    return await _act(actor, incident_id, resolve_by_hand, who(body.author, token), body.text)
+
+
+@router.post(
+    "/api/v1/incidents/{incident_id}/acknowledge",
+    response_model=IncidentOut,
+    response_model_exclude_unset=True,
+)
+async def acknowledge(
+    incident_id: int, actor: ActorDep, token: WriterDep, body: ActionIn | None = None
+) -> dict:
+    """Take an open incident: who and when on it, its timeline and its chat; 409 if taken."""
+    body = body or ActionIn.model_validate({})
+    by = who(body.author, token)
+    return await _act(actor, incident_id, acknowledge_and_announce, by, body.text)
 
 
 @router.post(
