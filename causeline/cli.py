@@ -8,6 +8,8 @@ import logging
 import os
 import sys
 
+from causeline.commands.errors import CliError, database_unreachable
+
 # Each module defines ``register(subparsers)``; the server stack is imported only
 # inside the command that needs it, so the agent install stays light.
 COMMAND_MODULES = [
@@ -36,10 +38,6 @@ EPILOG = """examples:
   causeline import ../shared/scenarios/public/01-input-length-drift
   causeline export ./incident --from 2024-11-25T08:00Z --to 2024-11-25T10:00Z
 """
-
-
-class CliError(Exception):
-    """A user-facing error: printed without a traceback, exit status 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,8 +115,6 @@ def _settings_error(exc: Exception) -> str | None:
 
 def _database_error(exc: Exception, args: argparse.Namespace) -> str | None:
     """Return the one line for a database that cannot be opened, else None."""
-    from causeline.commands.common import database_unreachable
-
     if "sqlalchemy" not in sys.modules:
         return None
     from correlator.settings import resolve_database_url

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from causeline.cli import main
-from causeline.commands.common import parse_count, parse_port, parse_positive, parse_positive_count
+from causeline.commands.options import parse_count, parse_port, parse_positive, parse_positive_count
 from correlator.settings import ServiceSettings
 from dashboard.settings import DashboardSettings
 

@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 from causeline.cli import main
-from causeline.commands.common import parse_duration, parse_time
+from causeline.commands.options import parse_duration, parse_time
 
 NOW = 1_733_000_000.0
 

@@ -9,7 +9,8 @@ import sys
 import threading
 import time
 
-from causeline.commands.common import subparser
+from causeline.commands.errors import CliError
+from causeline.commands.options import subparser
 
 log = logging.getLogger(__name__)
 EXAMPLE = (
@@ -51,7 +52,6 @@ def register(sub) -> None:
 
 
 def _config(args):
-    from causeline.cli import CliError
     from collector.config import ConfigError, load_config
 
     try:
@@ -108,7 +108,6 @@ def _once_print(config) -> int:
 
 def run(args) -> int:
     """Run the agent until SIGTERM/SIGINT, or once with ``--once``."""
-    from causeline.cli import CliError
     from collector.config import ConfigError
     from collector.exporter import serve_metrics
     from collector.runtime import build_agent

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from causeline.cli import CliError
-from causeline.commands.common import add_database_option, parse_positive_count, subparser
+from causeline.commands.errors import CliError, open_engine
+from causeline.commands.options import add_database_option, parse_positive_count, subparser
 
 TEST_INCIDENT = {
     "id": 0,
@@ -133,14 +133,9 @@ def test_cmd(args) -> int:
 
 def outbox_cmd(args) -> int:
     """Print outbox rows."""
-    from causeline.commands.db import ensure_schema
     from correlator.alerts.outbox import list_outbox
-    from correlator.settings import resolve_database_url
-    from correlator.store.engine import make_engine
 
-    url = resolve_database_url(args.database_url)
-    ensure_schema(url)
-    engine = make_engine(url)
+    engine = open_engine(args.database_url)
     try:
         with engine.connect() as conn:
             rows = list_outbox(conn=conn, status=args.status, limit=args.limit)

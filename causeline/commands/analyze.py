@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from causeline.commands.common import (
+from causeline.commands.errors import CliError, open_engine
+from causeline.commands.options import (
     add_database_option,
     parse_positive,
     parse_positive_count,
@@ -77,28 +78,11 @@ def add_prometheus_options(p) -> None:
     )
 
 
-def store_engine(database_url: str | None):
-    """Return an engine on the store when one is configured or exists, else None."""
-    import os
-
-    from causeline.commands.db import ensure_schema
-    from correlator.settings import default_database_path, resolve_database_url
-    from correlator.store.engine import make_engine
-
-    configured = database_url or os.environ.get("CAUSELINE_DATABASE_URL")
-    if not configured and not default_database_path().is_file():
-        return None
-    url = resolve_database_url(database_url)
-    ensure_schema(url)
-    return make_engine(url)
-
-
 def prometheus_inputs(args, engine):
     """Return (source, sla, topology) for a --prometheus run; raise CliError on bad input."""
     import json
     from pathlib import Path
 
-    from causeline.cli import CliError
     from correlator.bundle import check_sla
     from correlator.promsource import MappingError, make_source
 
@@ -135,7 +119,6 @@ def run(args) -> int:
     """Read the bundle, analyse it and print the result."""
     import orjson
 
-    from causeline.cli import CliError
     from correlator.analysis import AnalysisError, Config, analyze
     from correlator.analysis.render import render_text
     from correlator.bundle import BundleError, read_bundle
@@ -168,23 +151,19 @@ def run(args) -> int:
 
 def _from_store(args) -> dict:
     """Analyse a stored SLA on the stored data around ``--at`` (default: the newest data)."""
-    from causeline.cli import CliError
-    from causeline.commands.common import metric_source
-    from causeline.commands.db import ensure_schema
+    from causeline.commands.options import metric_source
     from correlator.incidents.snapshot import analyze_stored
-    from correlator.settings import resolve_database_url
-    from correlator.store.engine import make_engine
 
-    url = resolve_database_url(args.database_url)
-    ensure_schema(url)
-    source = metric_source(args)  # $CAUSELINE_PROMETHEUS_URL, read here only
-    engine = make_engine(url)
+    engine = open_engine(args.database_url)
     try:
-        result = analyze_stored(engine, args.sla, args.at, source=source)
+        source = metric_source(args)  # $CAUSELINE_PROMETHEUS_URL, read here only
+        try:
+            result = analyze_stored(engine, args.sla, args.at, source=source)
+        finally:
+            if source is not None:
+                source.close()
     finally:
         engine.dispose()
-        if source is not None:
-            source.close()
     if result is None:
         raise CliError(f"no SLA named {args.sla!r}; list them with `causeline sla list`")
     _say_window(result)
@@ -218,7 +197,7 @@ def _from_prometheus(args) -> dict:
 
     now = time.time()
     anchor = args.at if args.at is not None else now
-    engine = store_engine(args.database_url)
+    engine = open_engine(args.database_url, if_present=True)
     try:
         source, sla, topology = prometheus_inputs(args, engine)
         bundle = prometheus_bundle(

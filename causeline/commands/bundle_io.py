@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from causeline.cli import CliError
-from causeline.commands.common import (
+from causeline.commands.errors import CliError, open_engine
+from causeline.commands.options import (
     Progress,
     add_database_option,
     parse_positive_count,
@@ -62,16 +62,6 @@ def register(sub) -> None:
     exp.set_defaults(func=export_cmd)
 
 
-def _engine(url):
-    from causeline.commands.db import ensure_schema
-    from correlator.settings import resolve_database_url
-    from correlator.store.engine import make_engine
-
-    url = resolve_database_url(url)
-    ensure_schema(url)
-    return make_engine(url)
-
-
 def import_cmd(args) -> int:
     """Validate the whole bundle, then store it in one transaction."""
     from correlator.analysis.render import when
@@ -82,7 +72,7 @@ def import_cmd(args) -> int:
         bundle = read_bundle(args.bundle, max_bytes=args.max_file_bytes or MAX_FILE_BYTES)
     except BundleError as exc:
         raise CliError(f"{exc}; nothing was imported") from exc
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url)
     try:
         summary = import_bundle(engine=engine, bundle=bundle, progress=Progress("importing"))
         breach = _breach_of(engine, bundle, summary.window)
@@ -164,7 +154,7 @@ def export_cmd(args) -> int:
         raise CliError("--sla-file goes with --prometheus URL")
     if (args.start is None) != (args.end is None):
         raise CliError("give both --from and --to, or neither (the newest imported incident)")
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url)
     try:
         start, end = args.start, args.end
         if start is None:
@@ -184,11 +174,11 @@ def export_cmd(args) -> int:
 
 def _export_prometheus(args) -> int:
     """Write a bundle whose mapped metrics are read from Prometheus (the rest from the store)."""
-    from causeline.commands.analyze import prometheus_inputs, store_engine
+    from causeline.commands.analyze import prometheus_inputs
     from correlator.promsource import PromSourceError
     from correlator.promsource.window import prometheus_bundle
 
-    engine = store_engine(args.database_url)
+    engine = open_engine(args.database_url, if_present=True)
     try:
         source, sla, topology = prometheus_inputs(args, engine)
         bundle = prometheus_bundle(

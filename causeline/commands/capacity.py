@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from causeline.cli import CliError
-from causeline.commands.common import subparser
+from causeline.commands.errors import CliError
+from causeline.commands.options import subparser
 
 # (option dest, PlanInput field, low, high, low included): the bounds the API holds (PlanIn).
 FIGURES = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from causeline.commands.common import parse_port, subparser
+from causeline.commands.options import parse_port, subparser
 
 
 def register(sub) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from causeline.cli import CliError
-from causeline.commands.common import (
+from causeline.commands.errors import CliError, open_engine
+from causeline.commands.options import (
     Progress,
     add_database_option,
     parse_count,
@@ -60,13 +60,6 @@ def register(sub) -> None:
     com.set_defaults(func=compact_cmd)
 
 
-def _engine(url):
-    from correlator.settings import resolve_database_url
-    from correlator.store.engine import make_engine
-
-    return make_engine(resolve_database_url(url))
-
-
 def upgrade(args) -> int:
     """Apply pending migrations and print the revision reached."""
     from sqlalchemy.exc import OperationalError
@@ -74,7 +67,7 @@ def upgrade(args) -> int:
     from correlator.store.migrate import current_revision
     from correlator.store.migrate import upgrade as do_upgrade
 
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url, schema=False)
     try:
         do_upgrade(engine)
         print(f"database at revision {current_revision(engine)}")
@@ -89,7 +82,7 @@ def current(args) -> int:
     """Print the current schema revision."""
     from correlator.store.migrate import current_revision
 
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url, schema=False)
     try:
         print(current_revision(engine) or "no schema (run `causeline db upgrade`)")
     finally:
@@ -105,7 +98,7 @@ def retain(args) -> int:
     from correlator.store.retention import run_retention
 
     defaults = ServiceSettings()
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url, schema=False)
     try:
         report = run_retention(
             engine=engine,
@@ -130,7 +123,7 @@ def compact_cmd(args) -> int:
 
     head = args.head_hours * 3600 if args.head_hours else ServiceSettings().compaction_head_seconds
     progress = Progress("compacting", unit="hours")
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url, schema=False)
     try:
         report = compact(
             engine=engine,
@@ -142,20 +135,3 @@ def compact_cmd(args) -> int:
         engine.dispose()
     print(json.dumps({k: v for k, v in report.as_dict().items() if k != "hours"}, indent=2))
     return 0
-
-
-def ensure_schema(url: str) -> None:
-    """Upgrade an embedded SQLite file; require an explicit upgrade elsewhere."""
-    from correlator.store.migrate import current_revision
-    from correlator.store.migrate import upgrade as do_upgrade
-
-    engine = _engine(url)
-    try:
-        if url.startswith("sqlite"):
-            do_upgrade(engine)
-        elif current_revision(engine) is None:
-            raise CliError(
-                "the database has no schema: run `causeline db upgrade --database-url ...` first"
-            )
-    finally:
-        engine.dispose()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-from causeline.commands.common import iso_time, subparser
+from causeline.commands.errors import CliError
+from causeline.commands.options import iso_time, subparser
 
 EXAMPLE = (
     "causeline env diff gpu-node-1 gpu-node-2 --server http://causeline:8400\n"
@@ -37,7 +38,6 @@ def register(sub) -> None:
 
 
 def _load(ref: str, args) -> tuple[str, dict]:
-    from causeline.cli import CliError
 
     if os.path.exists(ref):
         try:

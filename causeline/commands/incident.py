@@ -8,17 +8,16 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from causeline.cli import CliError
-from causeline.commands.common import (
+from causeline.commands.errors import CliError, open_engine
+from causeline.commands.options import (
     add_prometheus_option,
     parse_time,
     service_settings,
     subparser,
 )
-from causeline.commands.process_common import (
+from causeline.commands.records import (
     add_common,
     author_of,
-    open_engine,
     reading,
     show,
     when,
@@ -316,7 +315,7 @@ def evaluate_cmd(args) -> int:
     from correlator.incidents.evaluator import evaluate_once, holder_name
 
     settings, source = service_settings(args)
-    engine = open_engine(args.database_url)
+    engine = open_engine(args.database_url, named_file_must_exist=True)
     try:
         report = evaluate_once(
             engine, holder=holder_name(), now=args.at, settings=settings, source=source

@@ -6,9 +6,9 @@ import json
 import time
 from pathlib import Path
 
-from causeline.cli import CliError
-from causeline.commands.common import subparser
-from causeline.commands.process_common import add_common, author_of, reading, show, writing
+from causeline.commands.errors import CliError
+from causeline.commands.options import subparser
+from causeline.commands.records import add_common, author_of, reading, show, writing
 from correlator.vocabulary import TEAMS
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from causeline.cli import CliError
-from causeline.commands.common import parse_time, subparser
-from causeline.commands.process_common import add_common, author_of, reading, show, writing
+from causeline.commands.errors import CliError
+from causeline.commands.options import parse_time, subparser
+from causeline.commands.records import add_common, author_of, reading, show, writing
 from correlator.vocabulary import TEAMS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from causeline.commands.common import subparser
+from causeline.commands.options import subparser
 
 
 def register(sub) -> None:

@@ -6,8 +6,8 @@ import gc
 import os
 import sys
 
-from causeline.cli import CliError
-from causeline.commands.common import (
+from causeline.commands.errors import CliError, ensure_schema
+from causeline.commands.options import (
     add_database_option,
     add_prometheus_option,
     parse_port,
@@ -62,7 +62,6 @@ def run(args) -> int:
     """Upgrade an embedded database if needed, then serve until interrupted."""
     import uvicorn
 
-    from causeline.commands.db import ensure_schema
     from correlator.api.app import create_app
     from correlator.settings import ServiceSettings, resolve_database_url
 

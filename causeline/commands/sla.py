@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from causeline.cli import CliError
-from causeline.commands.common import parse_duration, subparser
-from causeline.commands.process_common import (
+from causeline.commands.errors import CliError
+from causeline.commands.options import parse_duration, subparser
+from causeline.commands.records import (
     add_common,
     author_of,
     key_values,

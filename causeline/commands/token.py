@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from causeline.cli import CliError
-from causeline.commands.common import add_database_option, subparser
+from causeline.commands.errors import CliError, open_engine
+from causeline.commands.options import add_database_option, subparser
 
 
 def register(sub) -> None:
@@ -44,22 +44,12 @@ def register(sub) -> None:
     listing.set_defaults(func=list_cmd)
 
 
-def _engine(url):
-    from causeline.commands.db import ensure_schema
-    from correlator.settings import resolve_database_url
-    from correlator.store.engine import make_engine
-
-    url = resolve_database_url(url)
-    ensure_schema(url)
-    return make_engine(url)
-
-
 def create_cmd(args) -> int:
     """Create a token and print its secret on stdout."""
     from correlator.store.engine import write_transaction
     from correlator.store.tokens import TokenExistsError, create_token
 
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url)
     try:
         with write_transaction(engine) as conn:
             secret = create_token(conn=conn, name=args.name, scope=args.scope)
@@ -76,7 +66,7 @@ def revoke_cmd(args) -> int:
     from correlator.store.engine import write_transaction
     from correlator.store.tokens import revoke_token
 
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url)
     try:
         with write_transaction(engine) as conn:
             found = revoke_token(conn=conn, name=args.name)
@@ -92,7 +82,7 @@ def list_cmd(args) -> int:
     """Print token names and states."""
     from correlator.store.tokens import list_tokens
 
-    engine = _engine(args.database_url)
+    engine = open_engine(args.database_url)
     try:
         with engine.connect() as conn:
             for t in list_tokens(conn=conn):

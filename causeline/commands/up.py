@@ -9,7 +9,8 @@ import threading
 import time
 from urllib.parse import urlencode
 
-from causeline.commands.common import (
+from causeline.commands.errors import CliError, ensure_schema, open_engine
+from causeline.commands.options import (
     add_database_option,
     add_prometheus_option,
     parse_port,
@@ -92,11 +93,10 @@ def build_app(
 
     from correlator.api.app import create_app
     from correlator.settings import ServiceSettings
-    from correlator.store.engine import make_engine
     from dashboard.app import create_dashboard
     from dashboard.settings import DashboardSettings
 
-    engine = make_engine(database_url)
+    engine = open_engine(database_url, schema=False)
     fields = {"evaluator_enabled": True, "alert_worker_enabled": True}
     fields |= (prometheus or {}) | (extra or {})
     service = ServiceSettings(database_url=database_url, bind_host=host, bind_port=port, **fields)
@@ -133,7 +133,6 @@ def _serve(args, after_start=None) -> int:
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
-    from causeline.commands.db import ensure_schema
     from correlator.settings import resolve_database_url
 
     url = resolve_database_url(args.database_url)
@@ -194,7 +193,6 @@ def _graceful_stop(server):
 
 
 def _serve_app(args, url: str, after_start) -> int:
-    from causeline.cli import CliError
     from correlator.promsource import MappingError
 
     try:
@@ -240,10 +238,10 @@ def _run_server(args, app, after_start) -> int:
 
 
 def _revoke(url: str, name: str) -> None:
-    from correlator.store.engine import make_engine, write_transaction
+    from correlator.store.engine import write_transaction
     from correlator.store.tokens import revoke_token
 
-    engine = make_engine(url)
+    engine = open_engine(url, schema=False)
     try:
         with write_transaction(engine) as conn:
             revoke_token(conn=conn, name=name)
@@ -261,11 +259,10 @@ def load_demo(database_url: str, *, hours: float = 6.0, end: float | None = None
     from causeline.demo import MODEL, SLA_NAME, breach_window, demo_bundle
     from correlator.store.bundles import import_bundle
     from correlator.store.compaction import compact
-    from correlator.store.engine import make_engine
     from correlator.store.rollups import roll_up
 
     bundle = demo_bundle(hours=hours, end=end)
-    engine = make_engine(database_url)
+    engine = open_engine(database_url, schema=False)
     try:
         import_bundle(engine=engine, bundle=bundle)
         # As a service that has run for a while would have: hours past the two-hour head in
@@ -329,7 +326,6 @@ def open_demo_incident(base: str, token: str, demo: dict) -> int | None:
 
 def run_demo(args) -> int:
     """Load the demo incident, then serve and print where to look."""
-    from causeline.commands.db import ensure_schema
     from correlator.settings import resolve_database_url
 
     url = resolve_database_url(args.database_url)
@@ -339,9 +335,7 @@ def run_demo(args) -> int:
     b0, b1 = demo["breach"]
 
     def after(base: str) -> None:
-        from correlator.store.engine import make_engine
-
-        engine = make_engine(url)
+        engine = open_engine(url, schema=False)
         try:
             name, secret = service_token(engine, "demo-evaluate")
         finally:

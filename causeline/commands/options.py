@@ -1,4 +1,4 @@
-"""Options and helpers shared by several subcommands."""
+"""Options and argument types shared by subcommands, the settings they set, times and progress."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 import time
 from datetime import UTC, datetime
 
+from causeline.commands.errors import CliError
 from dashboard.timeparse import UNITS, relative_seconds
 
 
@@ -152,7 +153,6 @@ def service_settings(args: argparse.Namespace):
 
 def settings_source(settings):
     """Return the Prometheus source the settings name, or None; a bad mapping is a CliError."""
-    from causeline.cli import CliError
     from correlator.promsource import MappingError, source_from_settings
 
     try:
@@ -169,36 +169,6 @@ def iso_time(ts: float | None) -> str:
         return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (TypeError, ValueError, OverflowError, OSError):
         return str(ts)
-
-
-def database_unreachable(exc: BaseException, url: str) -> str | None:
-    """Return one line saying which database could not be opened and what to check, else None."""
-    import sys
-
-    errors = sys.modules.get("sqlalchemy.exc")
-    if errors is None or not isinstance(exc, errors.DBAPIError) or exc.statement is not None:
-        return None  # not a failure to connect
-    from sqlalchemy.engine import make_url
-
-    try:
-        parsed = make_url(url)
-        shown, password = parsed.render_as_string(hide_password=True), parsed.password
-    except Exception:  # an unparsable URL fails earlier; never echo it whole
-        shown, password = "the configured database", None
-    reason = " ".join(str(exc.orig).split("\n", 1)[0].split()).removeprefix("connection failed: ")
-    if password:
-        reason = reason.replace(str(password), "***")
-    if url.startswith("sqlite"):
-        where = "the file's folder exists and is writable"
-    else:
-        where = (
-            "the server runs and accepts connections there, and the URL's user, password "
-            "and database name are right"
-        )
-    return (
-        f"cannot open the database {shown} ({reason}): check that {where} "
-        "(--database-url or $CAUSELINE_DATABASE_URL)"
-    )
 
 
 class Progress:

@@ -1,50 +1,19 @@
-"""Helpers shared by the process subcommands (change, model, incident, oncall, sla)."""
+"""What the subcommands keeping the process's records share (change, model, incident, oncall, sla).
+
+Their options (--database-url, --author), their connections, and how they print records.
+"""
 
 from __future__ import annotations
 
 import argparse
 import getpass
 import json
-import os
 import sys
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
-from causeline.cli import CliError
-from causeline.commands.common import add_database_option
-
-
-def open_engine(url):
-    """Return an engine on an up-to-date schema (the embedded file by default).
-
-    A SQLite file named by --database-url or $CAUSELINE_DATABASE_URL must exist: a mistyped
-    path would otherwise become an empty database that answers "no incidents".
-    """
-    from causeline.commands.db import ensure_schema
-    from correlator.settings import resolve_database_url
-    from correlator.store.engine import make_engine
-
-    given = url or os.environ.get("CAUSELINE_DATABASE_URL")
-    url = resolve_database_url(url)
-    if given:
-        require_sqlite_file(url)
-    ensure_schema(url)
-    return make_engine(url)
-
-
-def require_sqlite_file(url: str) -> None:
-    """Raise CliError when a SQLite URL names a file that does not exist."""
-    from sqlalchemy.engine import make_url
-
-    if not url.startswith("sqlite"):
-        return
-    path = make_url(url).database
-    if path and path != ":memory:" and not Path(path).exists():
-        raise CliError(
-            f"no causeline database at {Path(path).resolve()}: check --database-url (or "
-            "$CAUSELINE_DATABASE_URL); `causeline db upgrade --database-url URL` creates one"
-        )
+from causeline.commands.errors import CliError, open_engine
+from causeline.commands.options import add_database_option
 
 
 @contextmanager
@@ -52,7 +21,7 @@ def writing(args):
     """Yield a connection in a write transaction on the command's database."""
     from correlator.store.engine import write_transaction
 
-    engine = open_engine(args.database_url)
+    engine = open_engine(args.database_url, named_file_must_exist=True)
     try:
         with write_transaction(engine) as conn:
             yield conn
@@ -63,7 +32,7 @@ def writing(args):
 @contextmanager
 def reading(args):
     """Yield a read connection on the command's database."""
-    engine = open_engine(args.database_url)
+    engine = open_engine(args.database_url, named_file_must_exist=True)
     try:
         with engine.connect() as conn:
             yield conn
