@@ -3,13 +3,17 @@
 A fleet's TSDB holds a metric for every GPU and host; an incident needs those of one model's
 hosts. A rule whose query is a plain selector (``DCGM_FI_DEV_GPU_UTIL``, a passthrough name)
 gets a regex matcher on the source label its scope label comes from, so the server answers
-only the scope's series.
+only the scope's series. An expression (node-exporter's CPU busy share by ``instance``) gets
+it on each of its selectors where it keeps that label through (``expression.py``); a label
+the rule rewrites with a one-group regex (``host`` from ``instance``) is asked for by the
+source values the rewrite turns into the wanted ones.
 """
 
 from __future__ import annotations
 
 import re
 
+from correlator.promsource.expression import group_regex, with_matcher
 from correlator.promsource.mapping import MetricRule
 
 SCOPE_ORDER = ("model", "service", "instance", "host", "pod", "node")  # narrowest first
@@ -31,6 +35,47 @@ def source_label(rule: MetricRule, target: str) -> str | None:
     return None
 
 
+def _source_regex(rule: MetricRule, target: str, regex: str) -> tuple[str, str] | None:
+    """Return the server's label and a regex of its values that give ``target`` in ``regex``.
+
+    A label taken as it is asks for the same regex; one rewritten by a one-group regex with
+    the group as its replacement asks for the rewrite's matches (``group_regex``).
+    """
+    source = source_label(rule, target)
+    if source is not None:
+        return source, regex
+    for label in rule.labels:
+        if label.target == target and label.regex is not None:
+            if label.replacement not in (r"\1", "$1", "${1}"):
+                return None
+            widened = group_regex(label.regex.pattern, regex)
+            return (label.source, widened) if widened is not None else None
+    return None
+
+
+def _expression(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
+    """Return an expression rule's query kept to the scope, or None if it cannot be."""
+    parts = []
+    for target in SCOPE_ORDER:
+        wanted = sorted(v for v in values.get(target, ()) if v)
+        if not wanted:
+            continue
+        if len(wanted) > MAX_VALUES:
+            return None
+        asked = _source_regex(rule, target, "|".join(re.escape(v) for v in wanted))
+        if asked is None:
+            if any(label.target == target for label in rule.labels):
+                return None  # the output carries the label but the server cannot be asked
+            continue
+        query = with_matcher(rule.query, asked[0], "=~", asked[1])
+        if query is None:
+            return None
+        parts.append(query)
+    if len(parts) > 1:
+        return " or ".join(f"({p})" for p in parts)
+    return parts[0] if parts else None
+
+
 def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
     """Return the rule's query kept to the scope's label values, or None if it cannot be.
 
@@ -40,18 +85,21 @@ def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
     """
     bare = _BARE.fullmatch(rule.query)
     if bare is None:
-        return None
+        return _expression(rule, values)
     body = (bare.group(2) or "").strip().rstrip(",")
     parts = []
     for target in SCOPE_ORDER:
         wanted = sorted(v for v in values.get(target, ()) if v)
-        source = source_label(rule, target)
-        if not wanted or source is None:
+        if not wanted:
             continue
         if len(wanted) > MAX_VALUES:
             return None  # too long a matcher: read it whole (counted) rather than miss some
-        regex = "|".join(re.escape(v) for v in wanted)
-        matcher = f'{source}=~"{_quote(regex)}"'
+        asked = _source_regex(rule, target, "|".join(re.escape(v) for v in wanted))
+        if asked is None:
+            if any(label.target == target for label in rule.labels):
+                return None  # the output carries the label but the server cannot be asked
+            continue
+        matcher = f'{asked[0]}=~"{_quote(asked[1])}"'
         parts.append(f"{bare.group(1)}{{{body + ', ' if body else ''}{matcher}}}")
     return " or ".join(parts) or None
 
@@ -63,25 +111,59 @@ def _pushable(rule: MetricRule, label: str) -> str | None:
     return source_label(rule, label)
 
 
+def _pushed_test(rule: MetricRule, matcher) -> tuple[str, str, str] | None:
+    """Return a selector matcher as the server's label, operator and value, or None."""
+    source = _pushable(rule, matcher.label)
+    if source is not None:
+        return source, matcher.op, matcher.value
+    if matcher.op not in ("=", "=~"):
+        return None  # a negation of a rewritten label has no one regex of its sources
+    if any(r.source == matcher.label and r.target != matcher.label for r in rule.labels):
+        return None
+    regex = re.escape(matcher.value) if matcher.op == "=" else matcher.value
+    asked = _source_regex(rule, matcher.label, regex)
+    return (asked[0], "=~", asked[1]) if asked is not None else None
+
+
+def _pushed_expression(rule: MetricRule, selectors) -> str | None:
+    """Return an expression rule's query with each selector's matchers asked, or None."""
+    parts = []
+    for sel in selectors:
+        query, asked = rule.query, False
+        for m in sel.matchers:
+            test = _pushed_test(rule, m)
+            narrower = with_matcher(query, *test) if test is not None else None
+            if narrower is not None:
+                query, asked = narrower, True
+        if not asked:
+            return None
+        parts.append(query)
+    parts = list(dict.fromkeys(parts))
+    if len(parts) > 1:
+        return " or ".join(f"({p})" for p in parts)
+    return parts[0] if parts else None
+
+
 def pushed_down(rule: MetricRule, selectors) -> str | None:
     """Return the rule's query with the selectors' matchers asked of the server, or None.
 
     Each selector becomes the rule's plain selector plus those of its matchers whose label
     the rule takes as it is (``Hostname`` for ``host`` on DCGM's), joined with ``or``; the
-    caller still applies every matcher to the converted series. None when the query is an
-    expression, or a selector has no matcher the server can test (it would read it whole).
+    caller still applies every matcher to the converted series. An expression is asked on
+    each of its selectors where it keeps the label through. None when a selector has no
+    matcher the server can test (it would read it whole).
     """
     bare = _BARE.fullmatch(rule.query)
     if bare is None:
-        return None
+        return _pushed_expression(rule, selectors)
     body = (bare.group(2) or "").strip().rstrip(",")
     parts = []
     for sel in selectors:
         tests = []
         for m in sel.matchers:
-            source = _pushable(rule, m.label)
-            if source is not None:
-                tests.append(f'{source}{m.op}"{_quote(m.value)}"')
+            test = _pushed_test(rule, m)
+            if test is not None:
+                tests.append(f'{test[0]}{test[1]}"{_quote(test[2])}"')
         if not tests:
             return None
         inner = ", ".join([body, *tests] if body else tests)

@@ -2,12 +2,14 @@
 
 A real Prometheus and a real VictoriaMetrics hold one model's latency and the GPU utilisation
 of 41 hosts (the model runs on h1) and node CPU counters of 41 instances. With the analysis
-bound below the fleet, the GPU rule (a plain selector) is asked for h1 only and the node CPU
-rule (an expression) is left out and said so, instead of reading all of it.
+bound below the fleet, the GPU rule (a plain selector) and the node CPU rule (an expression
+by ``instance``, whose ``host`` the mapping rewrites from it) are both asked for h1 only,
+instead of reading all of it.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -58,7 +60,7 @@ def _fleet() -> list[Series]:
     return out
 
 
-def test_a_plain_selector_rule_is_narrowed_to_the_scope_and_an_expression_is_not():
+def test_a_rule_is_narrowed_to_the_scope_where_its_output_carries_the_label():
     query = 'DCGM_FI_DEV_GPU_UTIL{job!="x"}'
     kept = MetricRule("gpu_utilization_percent", query, keep=("Hostname",))
     assert narrowed(kept, {"host": {"h1"}}) is None  # Hostname is not mapped to host here
@@ -67,7 +69,14 @@ def test_a_plain_selector_rule_is_narrowed_to_the_scope_and_an_expression_is_not
         'DCGM_FI_DEV_GPU_UTIL{job!="x", Hostname=~"a\\\\.b|h1"}'
     )
     cpu = MetricRule("node_cpu", "100 * (1 - avg by (instance) (rate(x[1m])))")
-    assert narrowed(cpu, {"host": {"h1"}}) is None
+    assert narrowed(cpu, {"host": {"h1"}}) is None  # its output has no host label
+    host = LabelRule("host", "instance", re.compile(r"\[?(.*?)\]?:[0-9]+"))
+    assert narrowed(replace(cpu, labels=(host,)), {"host": {"h1"}}) == (
+        "100 * (1 - avg by (instance)(rate("
+        'x{instance=~"(?:\\\\[?(?:h1)\\\\]?:[0-9]+)|(?:h1)"}[1m])))'
+    )
+    folded = replace(cpu, query="100 * (1 - avg(rate(x[1m])))", labels=(host,))
+    assert narrowed(folded, {"host": {"h1"}}) is None  # no instance left to ask for
 
 
 @pytest.fixture(scope="module", params=["prometheus", "victoria-metrics"])
@@ -91,8 +100,8 @@ def test_the_analysis_asks_the_fleet_for_its_scope_only(server, tmp_path, monkey
         source.close()
         engine.dispose()
     read = result["window"]["series_read"]
-    assert read["read"] == 2 and not read["capped"], read  # the SLA's series and h1's GPU
-    assert any(s.startswith("node_cpu_utilization_percent: 41 series") for s in read["left_out"])
+    assert read["read"] == 3 and not read["capped"], read  # the SLA's, h1's GPU and CPU
+    assert not read["left_out"], read
     top = result["suspects"][0]
     assert (top["metric"], top["labels"]) == ("gpu_utilization_percent", {"gpu": "0", "host": "h1"})
 
@@ -129,4 +138,11 @@ def test_a_selector_is_asked_of_the_server_on_the_labels_it_maps_as_they_are():
     unmapped = parse_selector('gpu_utilization_percent{UUID="GPU-1"}')  # not an output label
     assert pushed_down(dcgm, [panel, unmapped]) is None  # it would read the rule whole
     cpu = MetricRule("node_cpu", "100 * (1 - avg by (instance) (rate(x[1m])))")
-    assert pushed_down(cpu, [one]) is None
+    assert pushed_down(cpu, [one]) is None  # its output has no host label
+    host = LabelRule("host", "instance", re.compile(r"\[?(.*?)\]?:[0-9]+"))
+    cpu = replace(cpu, labels=(host,))
+    assert pushed_down(cpu, [one]) == (
+        "100 * (1 - avg by (instance)(rate("
+        'x{instance=~"(?:\\\\[?(?:h3)\\\\]?:[0-9]+)|(?:h3)"}[1m])))'
+    )
+    assert pushed_down(cpu, [parse_selector('node_cpu{host!="h3"}')]) is None
