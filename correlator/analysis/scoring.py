@@ -117,12 +117,15 @@ def _harmless(sla: dict, m: Measured, d: Detection, cfg: Config) -> np.ndarray:
 
 
 def _symptom_weights(sla: dict, sig: Signals) -> np.ndarray:
-    """Weight the breached series 0: it is the symptom, not a suspect."""
+    """Weight the breached series 0, at any statistic: it is the symptom, not a suspect."""
     extra = np.ones(len(sig.names))
     sla_labels = sla.get("labels") or {}
+    breached = ranking.family(sla["metric"])
     for i, name in enumerate(sig.names):
-        if name == sla["metric"] and all(sig.labels[i].get(k) == v for k, v in sla_labels.items()):
-            extra[i] = 0.0  # the breached series itself
+        if ranking.family(name) != breached:
+            continue
+        if all(sig.labels[i].get(k) == v for k, v in sla_labels.items()):
+            extra[i] = 0.0  # the breached series itself, or its p50 beside a p99 SLA
     return extra
 
 

@@ -407,3 +407,19 @@ def test_a_change_counts_only_between_the_onset_search_and_the_breach(bundle):
     listed = {s["id"]: s["score"] for s in out if s["kind"] == "change"}
     assert set(listed) == {first["id"], "near"}
     assert listed["near"] > listed[first["id"]]  # closer to the breach, the same otherwise
+
+
+def test_the_breached_series_at_another_statistic_is_a_symptom_not_a_suspect():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        rows[("cpu_usage_cores", "cart")][breach - 20 :] += 0.6  # the cause, 100 s before
+        p50 = 0.02 + rng.normal(0, 0.001, n)
+        p50[breach - 12 :] += 0.3  # the same latency at p50 moves first, and far more
+        rows[("latency_p50_seconds", "front")] = p50
+        rows[("latency_p50_seconds", "cart")] = 0.02 + rng.normal(0, 0.001, n)
+
+    suspects = _suspects(_case(n, breach, edit))
+    named = [s[:2] for s in suspects]
+    assert ("latency_p50_seconds", "front") not in named
+    assert named[0] == ("cpu_usage_cores", "cart")
