@@ -3,28 +3,32 @@
 For each incident kind of ``tests/fleet/simulation.py`` (a GPU throttling on 2 of a model's
 hosts, a noisy neighbour's CPU, a feature service's latency, a rollout that raises input
 length, an XID on one GPU), writes ``--nodes`` GPU nodes (8 GPUs each, dcgm-exporter's
-series and labels), node-exporter CPU counters, ``--models`` models of 4 replicas each and
-3 feature services, ``--hours`` at 15 s, into a fresh VictoriaMetrics
-(``/api/v1/import/prometheus``), with the incident at a model chosen by the seed. causeline
-keeps SLAs (one per model), the topology and the changes in SQLite and reads metrics
-through its Prometheus source with the shipped mapping, as a fleet runs it.
+series and labels; node-exporter's per-core CPU modes, memory, disk and network),
+``--models`` models on 4-16 replicas each (vLLM and Triton, their own names) and 3 feature
+services, ``--hours`` at 15 s, into a fresh VictoriaMetrics (``/api/v1/import``), with the
+incident at a model chosen by the seed. causeline keeps SLAs (one per model), the topology
+and the changes in SQLite and reads metrics through its Prometheus source with the shipped
+``deploy/prometheus/mappings/fleet.yml``, as a fleet runs it.
 
-Per kind it prints one evaluation pass over every SLA (seconds, queries sent to the TSDB,
-series answered; the pass opens the incident and ranks it), whether a second replica's
-pass at the same moment stayed out (the lease), the rank of the root cause and the top
+Per kind it prints one evaluation pass over every SLA (seconds, CPU seconds, queries sent
+to the TSDB, series and samples answered; the pass opens the incident and ranks it),
+whether a second replica's pass at the same moment stayed out (the lease), a quiet pass
+(what every 30 s costs when nothing breaches), the rank of the root cause and the top
 suspect; then the share at rank 1 and in the top 3, and the process's peak memory.
 
     python benchmarks/fleet.py                      # 200 nodes, 40 models, 1 h, every kind
-    python benchmarks/fleet.py --nodes 500 --models 100 --hours 2 --kind xid
+    python benchmarks/fleet.py --nodes 1000 --models 100 --hours 2 --kind xid  # ~250k series
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -55,12 +59,13 @@ class Counted:
     """A prometheus-api-client that counts the queries it sends and the series answered."""
 
     def __init__(self, client):
-        self.client, self.queries, self.series = client, 0, 0
+        self.client, self.queries, self.series, self.samples = client, 0, 0, 0
 
     def custom_query_range(self, *args, **kwargs):
         self.queries += 1
         found = self.client.custom_query_range(*args, **kwargs)
         self.series += len(found)
+        self.samples += sum(len(r.get("values") or ()) for r in found)
         return found
 
     def custom_query(self, *args, **kwargs):
@@ -76,6 +81,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=200)
     ap.add_argument("--models", type=int, default=40)
     ap.add_argument("--hours", type=float, default=1.0)
+    ap.add_argument("--cpus", type=int, default=16, help="cores per node (node-exporter series)")
     ap.add_argument("--kind", choices=(*simulation.KINDS, "all"), default="all")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument(
@@ -90,22 +96,35 @@ def main() -> None:
         end = (time.time() // STEP) * STEP - 60
         ts = np.arange(end - args.hours * 3600, end + 1, STEP)
         breach = end - 20 * 60
+        began = time.perf_counter()
         fleet = simulation.build(
-            kind, nodes=args.nodes, models=args.models, ts=ts, breach=breach, seed=args.seed
+            kind,
+            nodes=args.nodes,
+            models=args.models,
+            ts=ts,
+            breach=breach,
+            seed=args.seed,
+            cpus=args.cpus,
         )
         samples = sum(s.ts.size for s in fleet.series)
-        print(f"== {kind} at {fleet.model}: {args.nodes} nodes x 8 GPUs, {args.models} models")
-        print(f"  {len(fleet.series):,} series, {samples:,} samples over {args.hours:g} h at 15 s")
+        served = simulation.server(fleet.model)
+        print(f"== {kind} at {fleet.model} ({served}): {args.nodes} nodes x 8 GPUs, ", end="")
+        print(f"{args.models} models on {sum(len(h) for h in placement(args).values()):,} replicas")
+        print(
+            f"  {len(fleet.series):,} series, {samples:,} samples over {args.hours:g} h at 15 s "
+            f"(built in {time.perf_counter() - began:.0f} s)"
+        )
         with tempfile.TemporaryDirectory() as folder:
             tmp = Path(folder)
             ctx, url = servers.victoria_metrics(tmp, None)
             with ctx:
                 began = time.perf_counter()
-                for i in range(0, len(fleet.series), 500):
-                    body = servers.exposition(fleet.series[i : i + 500], millis=True)
-                    httpx.post(f"{url}/api/v1/import/prometheus", content=body, timeout=300)
-                httpx.get(f"{url}/internal/force_flush", timeout=60).raise_for_status()
-                print(f"  written into VictoriaMetrics in {time.perf_counter() - began:.1f} s")
+                write(url, fleet.series)
+                took = time.perf_counter() - began
+                print(
+                    f"  written into VictoriaMetrics in {took:.0f} s "
+                    f"({samples / took / 1e6:.2f} M samples/s)"
+                )
                 fleet.series = []
                 ranks.append(run(tmp, url, args, breach + 180, fleet))
     hits = [r for r in ranks if r is not None]
@@ -119,6 +138,39 @@ def main() -> None:
     )
 
 
+def placement(args) -> dict[str, list[str]]:
+    """Return each model's replica hosts, as the simulation places them."""
+    return simulation.placement(args.models, args.nodes)
+
+
+def write(url: str, series, batch: int = 2_000) -> None:
+    """Write series through VictoriaMetrics' JSON-lines import, the next batch built meanwhile."""
+    times: dict[int, str] = {}
+
+    def line(s) -> str:
+        stamps = times.get(id(s.ts))
+        if stamps is None:
+            stamps = times[id(s.ts)] = json.dumps((s.ts * 1000).astype(int).tolist())
+        metric = json.dumps({"__name__": s.name, **s.labels})
+        return (
+            f'{{"metric":{metric},"values":{json.dumps(s.values.tolist())},"timestamps":{stamps}}}'
+        )
+
+    def post(body: str) -> None:
+        httpx.post(f"{url}/api/v1/import", content=body, timeout=600).raise_for_status()
+
+    with ThreadPoolExecutor(1) as pool:
+        pending = None
+        for i in range(0, len(series), batch):
+            body = "\n".join(line(s) for s in series[i : i + batch]) + "\n"
+            if pending is not None:
+                pending.result()
+            pending = pool.submit(post, body)
+        if pending is not None:
+            pending.result()
+    httpx.get(f"{url}/internal/force_flush", timeout=600).raise_for_status()
+
+
 def run(tmp: Path, url: str, args, at: float, fleet: simulation.Fleet) -> int | None:
     """Evaluate every SLA once as two replicas would; print the figures; return the rank."""
     engine = make_engine(f"sqlite:///{tmp / 'causeline.db'}")
@@ -126,23 +178,33 @@ def run(tmp: Path, url: str, args, at: float, fleet: simulation.Fleet) -> int | 
     with write_transaction(engine) as conn:
         upsert_topology(conn=conn, topology=fleet.topology)
         upsert_changes(conn=conn, changes=fleet.changes)
-        for m in range(args.models):
-            sla = {"name": f"m{m} p99", "metric": "model_latency_p99_ms"}
-            sla |= {"labels": {"model": f"m{m}"}, "aggregate": "max", "op": ">"}
-            upsert_sla(conn=conn, sla=sla | {"threshold": 100.0, "for_seconds": 60.0})
-    source = make_source(url)
+        for sla in fleet.slas:
+            upsert_sla(conn=conn, sla=sla)
+    source = make_source(url, str(simulation.MAPPING))
     counted = Counted(source.reader.client)
     source.reader.client = counted
     settings = ServiceSettings(database_url=str(engine.url))
-    began = time.perf_counter()
+    quiet = Counted(counted.client)  # a pass before the breach: what each 30 s costs
+    source.reader.client = quiet
+    began, cpu = time.perf_counter(), time.process_time()
+    evaluate_once(engine, holder="a", now=at - 900, settings=settings, source=source)
+    took, cpu = time.perf_counter() - began, time.process_time() - cpu
+    print(
+        f"  a quiet pass (nothing breached): {took:.2f} s, {cpu:.2f} CPU s "
+        f"({100 * cpu / 30:.0f} % of a core at 30 s passes), {quiet.queries} queries, "
+        f"{quiet.series:,} series and {quiet.samples:,} samples answered"
+    )
+    source.reader.client = counted
+    began, cpu = time.perf_counter(), time.process_time()
     report = evaluate_once(engine, holder="a", now=at, settings=settings, source=source)
-    took = time.perf_counter() - began
+    took, cpu = time.perf_counter() - began, time.process_time() - cpu
     other = evaluate_once(engine, holder="b", now=at, settings=settings, source=source)
     print(
         f"  evaluation pass over {report['checked']} SLAs (opening and ranking what breaches): "
-        f"{took:.2f} s, {counted.queries} queries, {counted.series:,} series answered; "
-        f"opened {report['opened']}; a second replica's pass: "
-        f"{'stayed out' if not other['held_lease'] else 'ALSO RAN'}"
+        f"{took:.2f} s, {cpu:.2f} CPU s, {counted.queries} queries "
+        f"({counted.queries / took:.0f}/s), {counted.series:,} series and "
+        f"{counted.samples:,} samples answered; opened {report['opened']}; "
+        f"a second replica's pass: {'stayed out' if not other['held_lease'] else 'ALSO RAN'}"
     )
     rank = None
     with engine.connect() as conn:

@@ -24,7 +24,10 @@ from tests.fleet import simulation
 from tests.promsource import servers
 
 pytestmark = pytest.mark.integration
-NODES, MODELS = 6, 3  # 6 x 8 GPUs x 6 DCGM series, 6 CPUs, 12 replicas x 9, 3 features
+NODES, MODELS = 6, 3  # 6 x 2 GPUs x 10 DCGM series, 6 x 27 node series, 15 replicas, 3 features
+SEEDS = {"vllm": 3, "triton": 1}  # the incident at m2 (vLLM) or m1 (Triton)
+# Every kind at a vLLM model and at a Triton one; prompt lengths are vLLM's histogram only.
+CASES = [(k, s) for k in simulation.KINDS for s in SEEDS if (k, s) != ("input_length", "triton")]
 HOOK = {"channels": [{"name": "chat", "kind": "webhook", "url": "http://127.0.0.1:9/hook"}]}
 
 
@@ -43,16 +46,21 @@ def _rank(suspects: list[dict], truth: list[dict]) -> int | None:
     return next((i for i, s in enumerate(suspects, 1) if any(_matches(s, c) for c in truth)), None)
 
 
-@pytest.mark.parametrize("kind", simulation.KINDS)
-def test_each_incident_kind_is_opened_alerted_and_ranked_once(tmp_path, kind, engine, monkeypatch):
+@pytest.mark.parametrize(("kind", "served"), CASES)
+def test_each_incident_kind_is_opened_alerted_and_ranked_once(
+    tmp_path, kind, served, engine, monkeypatch
+):
     """Records in SQLite and in PostgreSQL (as a fleet keeps them), metrics in VictoriaMetrics."""
     # The fleet holds more series than one analysis reads: it reads its scope, as at full size.
     monkeypatch.setattr(snapshot, "MAX_SERIES", 300)
     end = float(np.floor(time.time() / simulation.STEP) * simulation.STEP) - 60  # VM: no future
     ts = np.arange(end - 3600, end + 1, simulation.STEP)
     breach = end - 600
-    fleet = simulation.build(kind, nodes=NODES, models=MODELS, ts=ts, breach=breach, seed=3)
-    assert 300 <= len(fleet.series) <= 600  # a few hundred series
+    fleet = simulation.build(
+        kind, nodes=NODES, models=MODELS, ts=ts, breach=breach, seed=SEEDS[served], gpus=2, cpus=1
+    )
+    assert simulation.server(fleet.model) == served
+    assert 300 <= len(fleet.series) <= 1000, len(fleet.series)  # a few hundred series
     ctx, url = servers.victoria_metrics(tmp_path, None)
     with ctx:
         body = servers.exposition(fleet.series, millis=True)
@@ -61,15 +69,13 @@ def test_each_incident_kind_is_opened_alerted_and_ranked_once(tmp_path, kind, en
         with write_transaction(engine) as conn:
             upsert_topology(conn=conn, topology=fleet.topology)
             upsert_changes(conn=conn, changes=fleet.changes)
-            for m in range(MODELS):
-                sla = {"name": f"m{m} p99", "metric": "model_latency_p99_ms", "op": ">"}
-                sla |= {"labels": {"model": f"m{m}"}, "aggregate": "max"}
-                upsert_sla(conn=conn, sla=sla | {"threshold": 100.0, "for_seconds": 60.0})
+            for sla in fleet.slas:
+                upsert_sla(conn=conn, sla=sla)
         settings = ServiceSettings(
             database_url=str(engine.url),
             alert_routes_json=json.dumps(HOOK),
         )
-        source = make_source(url)
+        source = make_source(url, str(simulation.MAPPING))
         scoped: list[list[str]] = []
         whole = source.read_in_scope
 
