@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
 from correlator.api.auth import ReaderDep
-from correlator.api.deps import EngineDep
+from correlator.api.deps import EngineDep, RegistryDep
 from correlator.api.handlers import field_error, now, read
 from correlator.api.schemas.capacity import PlanIn, PlanOut
 from correlator.incidents.capacity import PlanError, PlanInput, plan
@@ -64,7 +64,7 @@ async def capacity_plan(body: PlanIn, engine: EngineDep, _reader: ReaderDep) -> 
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request, _reader: ReaderDep) -> Response:
+async def metrics(registry: RegistryDep, _reader: ReaderDep) -> Response:
     """Return the service's Prometheus metrics (recommended replicas per model)."""
-    body = await run_in_threadpool(generate_latest, request.app.state.metrics_registry)
+    body = await run_in_threadpool(generate_latest, registry)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.responses import PlainTextResponse
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
 from correlator.analysis import AnalysisError, SlaMatchError
 from correlator.api.auth import ReaderDep, WriterDep
-from correlator.api.deps import EngineDep, SettingsDep, SourceDep
+from correlator.api.deps import EngineDep, HolderDep, SettingsDep, SourceDep
 from correlator.api.handlers import field_error, not_found, now, read, who, write
 from correlator.api.schemas.incidents import (
     ActionIn,
@@ -111,8 +111,8 @@ async def note(incident_id: int, body: NoteIn, engine: EngineDep, token: WriterD
 )
 async def rerank(
     incident_id: int,
-    request: Request,
     engine: EngineDep,
+    settings: SettingsDep,
     source: SourceDep,
     token: WriterDep,
     body: ActionIn | None = None,
@@ -134,7 +134,7 @@ async def rerank(
         incident_id=inc["id"],
         snapshot=snap,
         now=t,
-        settings=request.app.state.settings,
+        settings=settings,
         event="updated",
         source=source,
     )
@@ -251,18 +251,18 @@ async def review(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> Pla
 
 @router.post("/api/v1/evaluate", response_model=EvaluationOut, response_model_exclude_unset=True)
 async def evaluate(
-    request: Request,
     engine: EngineDep,
+    settings: SettingsDep,
+    holder: HolderDep,
     source: SourceDep,
     _writer: WriterDep,
     at: float | None = Query(None, ge=0, le=MAX_TS, description="evaluate as of this time"),
 ) -> dict:
     """Run one SLA evaluation pass now (under the evaluator lease)."""
-    settings = request.app.state.settings
     return await run_in_threadpool(
         evaluate_once,
         engine,
-        holder=request.app.state.evaluator_holder,
+        holder=holder,
         now=at,
         lease_seconds=settings.lease_seconds,
         settings=settings,

@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from collector.schema import Batch, BatchError, parse_batch
 from correlator.api.auth import IngestDep
 from correlator.api.body import read_json_body
+from correlator.api.deps import EngineDep, SeriesCacheDep, SettingsDep
 from correlator.api.schemas.ingest import BatchIn, IngestOut
 from correlator.store.ingest import store_batch
 
@@ -35,9 +36,14 @@ router = APIRouter(tags=["ingest"])
         422: {"description": "invalid batch; detail names the field; nothing stored"},
     },
 )
-async def ingest(request: Request, _writer: IngestDep) -> IngestOut:
+async def ingest(
+    request: Request,
+    _writer: IngestDep,
+    engine: EngineDep,
+    settings: SettingsDep,
+    cache: SeriesCacheDep,
+) -> IngestOut:
     """Store a batch whole or not at all; resent samples are stored once."""
-    settings = request.app.state.settings
 
     def parse(doc: object) -> Batch:
         try:
@@ -48,9 +54,9 @@ async def ingest(request: Request, _writer: IngestDep) -> IngestOut:
     batch = await read_json_body(request, settings.max_body_bytes, parse)
     result = await run_in_threadpool(
         store_batch,
-        engine=request.app.state.engine,
+        engine=engine,
         batch=batch,
-        cache=request.app.state.series_cache,
+        cache=cache,
     )
     return IngestOut(
         series=result.series, samples=result.samples, inserted=result.inserted, events=result.events

@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from collector.schema import BatchError
 from correlator.api.auth import require_ingest
+from correlator.api.deps import EngineDep, SeriesCacheDep, SettingsDep
 from correlator.api.wire_body import inflate, read_bytes
 from correlator.receivers.compression import BadEncoding, TooLarge, Unsupported
 from correlator.receivers.otlp import Decoded, decode_metrics, parse_request
@@ -72,7 +73,9 @@ def _decode(body: bytes, is_json: bool, settings) -> Decoded:
         415: {"description": "Content-Type or Content-Encoding not accepted"},
     },
 )
-async def otlp_metrics(request: Request) -> Response:
+async def otlp_metrics(
+    request: Request, engine: EngineDep, settings: SettingsDep, cache: SeriesCacheDep
+) -> Response:
     """Store an OTLP metrics export whole or not at all; resent points are stored once."""
     media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     is_json = media == JSON
@@ -82,7 +85,6 @@ async def otlp_metrics(request: Request) -> Response:
         return _error(exc.status_code, "authorization", str(exc.detail), is_json, exc.headers)
     if media not in (PROTOBUF, JSON):
         return _error(415, "content-type", f"must be {PROTOBUF} or {JSON}", is_json)
-    settings = request.app.state.settings
     limit = settings.max_body_bytes
     try:
         raw = await read_bytes(request, limit)
@@ -101,9 +103,9 @@ async def otlp_metrics(request: Request) -> Response:
         try:
             await run_in_threadpool(
                 store_batch,
-                engine=request.app.state.engine,
+                engine=engine,
                 batch=decoded.batch,
-                cache=request.app.state.series_cache,
+                cache=cache,
                 deltas=decoded.deltas,
                 markers=decoded.markers,
             )

@@ -18,6 +18,7 @@ import promql_parser
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from correlator.api.auth import require_reader
+from correlator.api.deps import get_engine, get_settings
 from correlator.api.read_limits import ReadLimits, bounded_read, read_limits
 from correlator.api.schemas.promql import QueryError, QueryOut
 from correlator.promql.encode import encode
@@ -213,7 +214,7 @@ async def answer(request: Request, *, instant: bool) -> Response:
         query = params.get("query") or ""
     except BadParam as exc:
         return _error("bad_data", str(exc), 400)
-    engine, settings = request.app.state.engine, request.app.state.settings
+    engine, settings = get_engine(request), get_settings(request)
     limits = read_limits(settings)
     steps = steps_of(start, end, step)
     max_bytes = settings.read_max_answer_mib * 2**20

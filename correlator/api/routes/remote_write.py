@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from collector.schema import BatchError
 from correlator.api.auth import IngestDep
+from correlator.api.deps import EngineDep, SeriesCacheDep, SettingsDep
 from correlator.api.schemas.ingest import WriteOut
 from correlator.api.wire_body import inflate, read_bytes
 from correlator.receivers.compression import BadEncoding, TooLarge, Unsupported
@@ -54,9 +55,14 @@ def check_content_type(value: str) -> None:
         415: {"description": "not remote write 1.0 (Content-Type, Content-Encoding)"},
     },
 )
-async def remote_write(request: Request, _writer: IngestDep) -> WriteOut:
+async def remote_write(
+    request: Request,
+    _writer: IngestDep,
+    engine: EngineDep,
+    settings: SettingsDep,
+    cache: SeriesCacheDep,
+) -> WriteOut:
     """Store a remote-write request whole or not at all; resent samples are stored once."""
-    settings = request.app.state.settings
     limit = settings.max_body_bytes
     try:
         check_content_type(request.headers.get("content-type", ""))
@@ -92,9 +98,9 @@ async def remote_write(request: Request, _writer: IngestDep) -> WriteOut:
         )
     result = await run_in_threadpool(
         store_batch,
-        engine=request.app.state.engine,
+        engine=engine,
         batch=decoded.batch,
-        cache=request.app.state.series_cache,
+        cache=cache,
         markers=decoded.markers,
     )
     return WriteOut(
