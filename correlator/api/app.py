@@ -41,7 +41,8 @@ from correlator.api.routes import (
 )
 from correlator.api.schemas.ingest import BatchIn
 from correlator.incidents.autoscale import BacklogCollector
-from correlator.incidents.evaluator import holder_name, run_evaluator
+from correlator.incidents.evaluator import PassStats, holder_name, run_evaluator
+from correlator.incidents.pass_metrics import PassCollector
 from correlator.promsource import source_from_settings
 from correlator.settings import ServiceSettings, resolve_database_url
 from correlator.store.engine import make_engine, make_read_engine
@@ -121,6 +122,7 @@ def create_app(
                     holder=_app.state.evaluator_holder,
                     settings=settings,
                     source=source,
+                    stats=_app.state.evaluator_stats,
                 )
             )
         alert_worker = alert_task = None
@@ -173,6 +175,8 @@ def create_app(
             min_replicas=settings.autoscale_min_replicas,
         )
     )
+    app.state.evaluator_stats = PassStats()
+    registry.register(PassCollector(app.state.evaluator_stats))
     app.state.metrics_registry = registry
     for router in ROUTERS:
         app.include_router(router)

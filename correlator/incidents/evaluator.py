@@ -41,6 +41,31 @@ SAME_BREACH_S = 60.0
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class PassStats:
+    """What this process's evaluator loop has done; the service's ``/metrics`` shows it."""
+
+    passes: int = 0  # passes run while holding the lease
+    skipped: int = 0  # passes another replica's lease kept out
+    seconds: float = 0.0  # time spent in passes run, in all
+    last_seconds: float | None = None
+    last_at: float | None = None  # when the last pass run ended (unix seconds)
+    last_checked: int = 0
+    holds_lease: bool = False
+
+    def record(self, report: dict) -> None:
+        """Count one pass from its report."""
+        self.holds_lease = bool(report.get("held_lease"))
+        if not self.holds_lease:
+            self.skipped += 1
+            return
+        self.passes += 1
+        self.last_seconds = float(report.get("seconds") or 0.0)
+        self.seconds += self.last_seconds
+        self.last_at = time.time()
+        self.last_checked = int(report.get("checked") or 0)
+
+
 def holder_name() -> str:
     """Return a name unique to this process: host, pid and a random part."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -326,6 +351,7 @@ def evaluate_once(
             "(POST /api/v1/evaluate?at=T) or stop it"
         )
         return report
+    began = time.perf_counter()
     with engine.connect() as conn:
         slas = list_slas(conn=conn)
         declared: dict[str, list[Window]] = {}
@@ -360,6 +386,7 @@ def evaluate_once(
         log.exception("escalating unacknowledged incidents failed")
     if not report["opened"] and not report["resolved"]:
         report["reason"] = _why_idle(report)
+    report["seconds"] = round(time.perf_counter() - began, 3)
     return report
 
 
@@ -371,8 +398,12 @@ async def run_evaluator(
     holder: str | None = None,
     settings,
     source: MetricSource | None = None,
+    stats: PassStats | None = None,
 ) -> None:
     """Evaluate every ``interval`` seconds until cancelled, then give the lease up.
+
+    Each pass is counted in ``stats``; one that takes longer than ``interval`` is logged
+    as a warning (the next starts ``interval`` after it ends, so checks fall behind).
 
     On a clean stop another replica, or ``causeline incident evaluate``, takes over at once
     instead of after ``lease_seconds``: the pass in flight may finish first (up to
@@ -393,13 +424,31 @@ async def run_evaluator(
                 )
             )
             try:
-                await asyncio.shield(running)  # cancelling the loop leaves the pass running
+                report = await asyncio.shield(running)  # cancelling leaves the pass running
             except Exception:
                 log.exception("SLA evaluation pass failed")
+            else:
+                _record(stats, report, interval)
             running = None  # finished and seen
             await asyncio.sleep(interval)
     finally:
         await _give_up_lease(engine, holder, running)
+
+
+def _record(stats: PassStats | None, report: dict, interval: float) -> None:
+    """Count a pass; warn when it took longer than the interval between passes."""
+    if stats is not None:
+        stats.record(report)
+    took = report.get("seconds") or 0.0
+    if took > interval:
+        log.warning(
+            "an SLA evaluation pass took %.1f s for %d SLAs, longer than the %.0f s interval: "
+            "breaches are seen later than the interval says; check the metric source's and "
+            "the database's latency",
+            took,
+            report.get("checked", 0),
+            interval,
+        )
 
 
 async def _give_up_lease(engine: Engine, holder: str, running: asyncio.Future | None) -> None:

@@ -233,7 +233,41 @@ def test_service_lifespan_runs_the_evaluator(engine):
         while time.time() < deadline and not c.get("/api/v1/incidents").json():
             time.sleep(0.2)
         got = c.get("/api/v1/incidents").json()
+        scraped = _figures(c.get("/metrics").text)
     assert len(got) == 1 and got[0]["status"] == "open" and got[0]["severity"] == "critical"
+    # The service says what its evaluator did: passes run, how long the last took.
+    assert scraped["causeline_evaluator_passes_total"] >= 1
+    assert scraped["causeline_evaluator_lease_held"] == 1
+    assert scraped["causeline_evaluator_last_pass_slas"] == 1
+    assert 0 < scraped["causeline_evaluator_last_pass_seconds"] < 20
+    assert (
+        scraped["causeline_evaluator_pass_seconds_total"]
+        >= (scraped["causeline_evaluator_last_pass_seconds"])
+    )
+
+
+def _figures(exposition: str) -> dict[str, float]:
+    """Return each unlabelled sample of a Prometheus exposition by name."""
+    out = {}
+    for line in exposition.splitlines():
+        name, _, value = line.partition(" ")
+        if line and not line.startswith("#") and "{" not in name:
+            out[name] = float(value)
+    return out
+
+
+def test_a_pass_slower_than_the_interval_is_counted_and_warned(caplog):
+    from correlator.incidents.evaluator import PassStats, _record
+
+    stats = PassStats()
+    _record(stats, {"held_lease": False}, 5.0)
+    _record(stats, {"held_lease": True, "seconds": 7.5, "checked": 100}, 5.0)
+    assert (stats.passes, stats.skipped, stats.last_seconds, stats.last_checked) == (1, 1, 7.5, 100)
+    assert stats.holds_lease
+    assert "took 7.5 s for 100 SLAs, longer than the 5 s interval" in caplog.text
+    caplog.clear()
+    _record(stats, {"held_lease": True, "seconds": 1.0, "checked": 100}, 5.0)
+    assert caplog.text == "" and stats.seconds == 8.5
 
 
 def test_a_clean_stop_hands_the_evaluator_lease_over_at_once(engine, monkeypatch):

@@ -167,6 +167,7 @@ class EvaluationOut(Out):
     checked: int = Field(description="SLAs checked")
     slas: dict[str, str] = Field(description="SLA name: its state in words")
     reason: str | None = Field(None, description="why nothing changed")
+    seconds: Number | None = Field(None, description="how long the pass took (lease held)")
 
 
 class SeriesRead(Out):
