@@ -7,6 +7,8 @@ A group is a folder, split by the ``--groups`` substrings of its case names (the
 leave-one-group-out). For each constant the table gives, per group, the change in cases at
 rank 1 and in the top 3 when the rule is switched off (its neutral value), and a verdict:
 ``keep`` when switching it off loses a case in some group, ``drop`` when it loses none.
+Then each group is scored as if it had been held out: with only the rules that pay in some
+other group switched on, and the rules that pay in one group only are named.
 Constants without a neutral value (window sizes, the out-of-range threshold, bounds) are
 structure, not rules, and are not ablated. truth.json is read here only.
 """
@@ -36,7 +38,6 @@ NEUTRAL: dict[str, float] = {
     "rel_floor": 0.0,
     "band_q": 50.0,
     "band_rel_floor": 0.02,
-    "sibling_floor": 0.0,
     "ramp_gain": OFF,
     "ramp_rows": 0,
     "late_weight": 1.0,
@@ -102,11 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'constant':20s} {'value':>8s} {'off':>8s}  " + " ".join(f"{g[-14:]:>14s}" for g in names)
     )
+    pays: dict[str, set[str]] = {}  # rule -> the groups that lose a case without it
     for i, name in enumerate(only, start=1):
-        cfg = dataclasses.replace(default, **{name: type(getattr(default, name))(NEUTRAL[name])})
-        got = counts(cases, cfg)
+        got = counts(cases, switched_off(default, [name]))
         deltas = {g: (got[g][0] - base[g][0], got[g][1] - base[g][1]) for g in names}
-        loses = any(d1 < 0 or d3 < 0 for d1, d3 in deltas.values())
+        pays[name] = {g for g, (d1, d3) in deltas.items() if d1 < 0 or d3 < 0}
+        loses = bool(pays[name])
         verdict = "keep" if loses else "drop"
         cells = " ".join(f"{d1:+6d} / {d3:+4d}" for d1, d3 in deltas.values())
         print(
@@ -116,7 +118,43 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"\r  {i}/{len(only)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
+    held_out(cases, default, base, pays)
     return 0
+
+
+def switched_off(default: Config, rules) -> Config:
+    """Return the config with each named rule at its neutral value."""
+    return dataclasses.replace(default, **{n: type(getattr(default, n))(NEUTRAL[n]) for n in rules})
+
+
+def held_out(cases: dict[str, list], default: Config, base, pays: dict[str, set[str]]) -> None:
+    """Print each group scored with only the rules the other groups show to pay.
+
+    A rule that pays in one group alone was kept for the cases in view: left out with its
+    group, nothing else would have kept it. This is the figure that group would have had.
+    """
+    print("leave-one-group-out: each group with only the rules the other groups show to pay")
+    for g in sorted(cases, key=lambda g: base[g][0] / max(len(cases[g]), 1)):
+        off = [n for n, where in pays.items() if not where - {g}]
+        got = counts({g: cases[g]}, switched_off(default, off))[g]
+        n = len(cases[g])
+        print(
+            f"  {g:34s} as is {base[g][0] / n:.2f} / {base[g][1] / n:.2f}, held out "
+            f"{got[0] / n:.2f} / {got[1] / n:.2f}  (off: {', '.join(sorted(off)) or '-'})"
+        )
+    single = {n: next(iter(w)) for n, w in pays.items() if len(w) == 1}
+    print(
+        "rules that pay in one group only: "
+        + (", ".join(f"{n} ({g})" for n, g in sorted(single.items())) or "none")
+    )
+    if single:
+        got = counts(cases, switched_off(default, single))
+        print(
+            "every group without them: "
+            + "  ".join(
+                f"{g} {got[g][0]}/{got[g][1]} (as is {base[g][0]}/{base[g][1]})" for g in cases
+            )
+        )
 
 
 if __name__ == "__main__":
