@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dashboard.client import ApiClient, ApiError, Series
+from dashboard.client import ApiClient, ApiError, FetchedSeries
 from dashboard.downsample import minmax, minmax_grid
 from dashboard.figures.board import PanelData
 from dashboard.figures.histogram import drift_series
@@ -121,7 +121,7 @@ def _custom(client: ApiClient, view: BoardView, notes: list[str]) -> list[Panel]
     return panels
 
 
-def _identity(s: Series) -> tuple:
+def _identity(s: FetchedSeries) -> tuple:
     return s.name, tuple(sorted(s.labels.items()))
 
 
@@ -257,7 +257,7 @@ def _sla_marks(mine, panels, fetched, drawn) -> tuple[list, dict]:
     return breaches, thresholds
 
 
-def _selection_notes(view: BoardView, fetched: list[list[Series]]) -> list[str]:
+def _selection_notes(view: BoardView, fetched: list[list[FetchedSeries]]) -> list[str]:
     """Return 'no data for X in this window' for each chosen value no fetched series has."""
     labelled = [s.labels for ss in fetched for s in ss if np.isfinite(s.values).any()]
     notes = []
@@ -297,7 +297,9 @@ def _step(view: BoardView, max_points: int) -> float:
     return max(15.0, step)
 
 
-def _reduce(panel: Panel, series: list[Series], max_points: int, view: BoardView) -> PanelData:
+def _reduce(
+    panel: Panel, series: list[FetchedSeries], max_points: int, view: BoardView
+) -> PanelData:
     if panel.drift:
         return PanelData(panel, drift_series(series, windows=max(4, max_points // 4)))
     out = []
@@ -312,5 +314,5 @@ def _reduce(panel: Panel, series: list[Series], max_points: int, view: BoardView
             ts, values = minmax_grid(ts, values, view.start, view.end, max_points)
         else:
             ts, values = minmax(ts, values, max_points)
-        out.append(Series(s.name, s.labels, ts, values))
+        out.append(FetchedSeries(s.name, s.labels, ts, values))
     return PanelData(panel, *byte_scaled(out, panel.unit))

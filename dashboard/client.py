@@ -30,7 +30,7 @@ class ApiError(Exception):
 
 
 @dataclass(slots=True)
-class Series:
+class FetchedSeries:
     """One fetched series: name, labels and float arrays of unix seconds and values."""
 
     name: str
@@ -71,7 +71,7 @@ def transfer_headers(base_url: str) -> dict[str, str]:
     return {"Accept-Encoding": "identity"} if is_loopback(host) else {}
 
 
-def parse_matrix(doc: dict) -> list[Series]:
+def parse_matrix(doc: dict) -> list[FetchedSeries]:
     """Convert a Prometheus matrix response into series."""
     out = []
     for item in doc.get("data", {}).get("result", []):
@@ -80,7 +80,7 @@ def parse_matrix(doc: dict) -> list[Series]:
         pairs = item.get("values", [])
         ts = np.fromiter((p[0] for p in pairs), np.float64, len(pairs))
         values = np.array([p[1] for p in pairs], dtype=np.float64)
-        out.append(Series(name, labels, ts, values))
+        out.append(FetchedSeries(name, labels, ts, values))
     return out
 
 
@@ -145,7 +145,7 @@ class ApiClient:
 
     def query_range(
         self, matches: list[str], start: float, end: float, step: float | None = None
-    ) -> list[Series]:
+    ) -> list[FetchedSeries]:
         """Return the series matching the selectors in [start, end]."""
         if not matches:
             return []
@@ -160,7 +160,7 @@ class ApiClient:
         step: float | None = None,
         *,
         failed: dict[int, ApiError] | None = None,
-    ) -> list[list[Series]]:
+    ) -> list[list[FetchedSeries]]:
         """Run several range queries at once and return their series, in order.
 
         With ``failed``, a group the service refuses (a bad selector, say) reads as no series

@@ -27,7 +27,7 @@ from correlator.store.incidents import (
     open_incident_for,
 )
 from correlator.store.lease import lease_holder, release_lease, take_lease
-from correlator.store.recordings import Window, list_recordings
+from correlator.store.recordings import RecordedWindow, list_recordings
 from correlator.store.slas import list_slas
 from correlator.store.tables import Incident
 from correlator.store.windows import MetricSource, sla_series
@@ -216,7 +216,7 @@ def _say_state(state, sla: dict, now: float) -> str:
     return f"within its objective at {when(state.last_ts)} (value {state.last_value:g})"
 
 
-def _close_imported(p: _Pass, sla: dict, windows: list[Window]) -> None:
+def _close_imported(p: _Pass, sla: dict, windows: list[RecordedWindow]) -> None:
     """Resolve the SLA's open incident where its imported data ends, once past it.
 
     An incident opened from an imported window (``causeline import``, then evaluating a past
@@ -245,7 +245,7 @@ def _close_imported(p: _Pass, sla: dict, windows: list[Window]) -> None:
         _resolve(p, conn, row.id, end, note)
 
 
-def _check_declared(p: _Pass, sla: dict, windows: list[Window]) -> None:
+def _check_declared(p: _Pass, sla: dict, windows: list[RecordedWindow]) -> None:
     """Open the incident of an imported, declared breach ongoing at ``p.now``."""
     name = sla["name"]
     starts = [
@@ -354,8 +354,8 @@ def evaluate_once(
     began = time.perf_counter()
     with engine.connect() as conn:
         slas = list_slas(conn=conn)
-        declared: dict[str, list[Window]] = {}
-        recorded: dict[str, list[Window]] = {}
+        declared: dict[str, list[RecordedWindow]] = {}
+        recorded: dict[str, list[RecordedWindow]] = {}
         for w in list_recordings(conn=conn):
             recorded.setdefault(w.sla, []).append(w)
             if w.breach_start is not None:

@@ -22,7 +22,7 @@ from correlator.store.recordings import (
 from correlator.store.samples import insert_columns, read_range, sample_columns
 from correlator.store.series import ensure_series
 from correlator.store.slas import get_sla, list_slas, upsert_sla
-from correlator.store.tables import Series as SeriesRow
+from correlator.store.tables import SeriesRow
 from correlator.store.topology import read_topology, upsert_topology
 
 Progress = Callable[[int, int], None]

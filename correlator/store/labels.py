@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, bindparam, func, select, text
 
-from correlator.store.tables import Series
+from correlator.store.tables import SeriesRow
 
 # One statement per dialect: SQLite walks the JSON with json_each, PostgreSQL with its
 # json operators. Both read only the series table (one row per series, never samples).
@@ -36,9 +36,9 @@ def metric_names(
     *, conn: Connection, limit: int, contains: str | None = None
 ) -> list[tuple[str, int]]:
     """Return up to ``limit`` metric names (holding ``contains``), with their series counts."""
-    stmt = select(Series.name, func.count()).group_by(Series.name).order_by(Series.name)
+    stmt = select(SeriesRow.name, func.count()).group_by(SeriesRow.name).order_by(SeriesRow.name)
     if contains:
-        stmt = stmt.where(Series.name.contains(contains, autoescape=True))
+        stmt = stmt.where(SeriesRow.name.contains(contains, autoescape=True))
     stmt = stmt.limit(limit)
     return [(name, int(count)) for name, count in conn.execute(stmt)]
 

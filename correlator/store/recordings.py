@@ -19,7 +19,7 @@ MAX_BASELINE_BYTES = MAX_FILE_BYTES
 
 
 @dataclass(frozen=True, slots=True)
-class Window:
+class RecordedWindow:
     """One imported incident: its SLA, data window (unix seconds), declared breach, source."""
 
     id: int
@@ -43,11 +43,11 @@ _WINDOW = select(
 )
 
 
-def _windows(conn: Connection, *where) -> list[Window]:
+def _windows(conn: Connection, *where) -> list[RecordedWindow]:
     """Return the recordings matching ``where``, oldest window first, without baselines."""
     rows = conn.execute(_WINDOW.where(*where).order_by(Recording.start, Recording.id))
     return [
-        Window(
+        RecordedWindow(
             id=r.id,
             sla=r.sla,
             start=r.start,
@@ -113,12 +113,12 @@ def save_recording(
     return int(found)
 
 
-def list_recordings(*, conn: Connection, sla: str | None = None) -> list[Window]:
+def list_recordings(*, conn: Connection, sla: str | None = None) -> list[RecordedWindow]:
     """Return recordings (of one SLA when given), oldest window first."""
     return _windows(conn, *([Recording.sla == sla] if sla is not None else []))
 
 
-def recording_at(*, conn: Connection, sla: str, at: float) -> Window | None:
+def recording_at(*, conn: Connection, sla: str, at: float) -> RecordedWindow | None:
     """Return the recording of ``sla`` whose window holds ``at``; None when none does.
 
     Windows of one SLA may overlap (one outage's campaign recorded up to each of its
@@ -126,14 +126,16 @@ def recording_at(*, conn: Connection, sla: str, at: float) -> Window | None:
     """
     found = _windows(conn, Recording.sla == sla, Recording.start <= at, Recording.end >= at)
 
-    def key(w: Window) -> tuple[float, float]:
+    def key(w: RecordedWindow) -> tuple[float, float]:
         gap = abs(w.breach_start - at) if w.breach_start is not None else math.inf
         return (gap, -w.imported_at)
 
     return min(found, key=key, default=None)
 
 
-def recording_overlapping(*, conn: Connection, sla: str, start: float, end: float) -> Window | None:
+def recording_overlapping(
+    *, conn: Connection, sla: str, start: float, end: float
+) -> RecordedWindow | None:
     """Return the recording of ``sla`` that overlaps [start, end] most; None when none does."""
     best, most = None, 0.0
     for w in list_recordings(conn=conn, sla=sla):

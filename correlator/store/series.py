@@ -16,7 +16,7 @@ from correlator.selector import Matcher, Selector, with_name
 from correlator.store.bounds import ReadTooSlow, check_deadline
 from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement, upsert_insert
 from correlator.store.engine import driver_connection
-from correlator.store.tables import Histogram, Series
+from correlator.store.tables import Histogram, SeriesRow
 
 CHUNK = 500
 # Series rows a selector reads at a time, then matches with no cursor open.
@@ -81,7 +81,7 @@ def _ids_by_key(conn: Connection, column_table, keys: list[str]) -> dict[str, in
 
 def series_ids_by_key(*, conn: Connection, keys: list[str]) -> dict[str, int]:
     """Return key -> id of the stored series among ``keys`` (``series_key``); none created."""
-    return _ids_by_key(conn, Series, keys)
+    return _ids_by_key(conn, SeriesRow, keys)
 
 
 def ensure_series(
@@ -130,7 +130,7 @@ def _insert_series(conn: Connection, rows: list, keys: list[str]) -> dict[str, i
             cur.execute(sql, [v for row in part for v in row])
     finally:
         cur.close()
-    return _ids_by_key(conn, Series, keys)
+    return _ids_by_key(conn, SeriesRow, keys)
 
 
 def find_series(
@@ -183,10 +183,10 @@ def match_series(
 
 def _candidates(selector: Selector, after: int):
     """Return the query for the next page of series rows past id ``after`` with the name."""
-    stmt = select(Series.id, Series.name, Series.labels).where(Series.id > after)
+    stmt = select(SeriesRow.id, SeriesRow.name, SeriesRow.labels).where(SeriesRow.id > after)
     if selector.name is not None:
-        stmt = stmt.where(Series.name == selector.name)
-    return stmt.order_by(Series.id).limit(PAGE)
+        stmt = stmt.where(SeriesRow.name == selector.name)
+    return stmt.order_by(SeriesRow.id).limit(PAGE)
 
 
 @functools.cache
@@ -259,8 +259,8 @@ def series_by_ids(*, conn: Connection, ids: list[int]) -> dict[int, SeriesInfo]:
     """Return the series with the given ids."""
     out: dict[int, SeriesInfo] = {}
     for i in range(0, len(ids), CHUNK):
-        stmt = select(Series.id, Series.name, Series.labels).where(
-            Series.id.in_(ids[i : i + CHUNK])
+        stmt = select(SeriesRow.id, SeriesRow.name, SeriesRow.labels).where(
+            SeriesRow.id.in_(ids[i : i + CHUNK])
         )
         out.update({sid: SeriesInfo(sid, n, lab) for sid, n, lab in conn.execute(stmt)})
     return out

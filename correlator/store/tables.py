@@ -31,7 +31,7 @@ class Base(DeclarativeBase):
 event.listen(Base, "mapper_configured", round_on_set, propagate=True)
 
 
-class Series(Base):
+class SeriesRow(Base):
     """A metric name plus label set, identified by its stable key."""
 
     __tablename__ = "series"

@@ -13,7 +13,7 @@ from correlator.selector import selector_from_labels
 from correlator.store.changes import list_changes
 from correlator.store.samples import read_range
 from correlator.store.series import find_series
-from correlator.store.tables import Series as SeriesRow
+from correlator.store.tables import SeriesRow
 from correlator.store.topology import read_topology
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from dashboard.client import Series
+from dashboard.client import FetchedSeries
 from dashboard.figures.clock import MS_PER_S, wall, walls
 from dashboard.figures.text import plot_text, template_text
 from dashboard.panels import Panel
@@ -89,7 +89,7 @@ class PanelData:
     """A panel, the (already downsampled) series to draw in it and their unit when rescaled."""
 
     panel: Panel
-    series: list[Series]
+    series: list[FetchedSeries]
     unit: str | None = None
 
     @property
@@ -98,7 +98,7 @@ class PanelData:
         return self.unit if self.unit is not None else self.panel.unit
 
 
-def series_key(s: Series) -> str:
+def series_key(s: FetchedSeries) -> str:
     """Return the entity a series belongs to (instance, host/gpu or host): its colour."""
     if "gpu" in s.labels:
         return f"{s.labels.get('host', '')}/gpu{s.labels['gpu']}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dashboard.client import Series
+from dashboard.client import FetchedSeries
 
 EPS = 1e-4
 
@@ -13,9 +13,9 @@ def _le(text: str) -> float:
     return float("inf") if text.strip() in ("+Inf", "Inf", "inf") else float(text)
 
 
-def group_buckets(series: list[Series]) -> dict[tuple, list[Series]]:
+def group_buckets(series: list[FetchedSeries]) -> dict[tuple, list[FetchedSeries]]:
     """Group ``*_bucket`` series by name and labels other than ``le``, buckets sorted."""
-    groups: dict[tuple, list[Series]] = {}
+    groups: dict[tuple, list[FetchedSeries]] = {}
     for s in series:
         if "le" in s.labels:
             rest = tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))
@@ -23,7 +23,7 @@ def group_buckets(series: list[Series]) -> dict[tuple, list[Series]]:
     return {k: sorted(v, key=lambda s: _le(s.labels["le"])) for k, v in groups.items()}
 
 
-def window_counts(parts: list[Series], edges: np.ndarray) -> np.ndarray:
+def window_counts(parts: list[FetchedSeries], edges: np.ndarray) -> np.ndarray:
     """Return per-window, per-bucket counts (window x bucket) between the time edges."""
     cumulative = np.stack(
         [np.interp(edges, p.ts, np.maximum.accumulate(np.nan_to_num(p.values))) for p in parts],
@@ -42,7 +42,7 @@ def psi(counts: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return ((cur - ref) * np.log(cur / ref)).sum(axis=1)
 
 
-def drift_series(series: list[Series], *, windows: int = 240) -> list[Series]:
+def drift_series(series: list[FetchedSeries], *, windows: int = 240) -> list[FetchedSeries]:
     """Return one PSI series per histogram: each window against the first quarter."""
     out = []
     for (name, rest), parts in group_buckets(series).items():
@@ -58,5 +58,5 @@ def drift_series(series: list[Series], *, windows: int = 240) -> list[Series]:
         values = psi(counts, reference)
         values[counts.sum(axis=1) <= 0] = np.nan
         mids = (edges[:-1] + edges[1:]) / 2
-        out.append(Series(name.removesuffix("_bucket") + "_psi", dict(rest), mids, values))
+        out.append(FetchedSeries(name.removesuffix("_bucket") + "_psi", dict(rest), mids, values))
     return out

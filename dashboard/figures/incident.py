@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dashboard.client import Series
+from dashboard.client import FetchedSeries
 from dashboard.figures.board import PALETTE, breach_shape, line_mode, threshold_line, time_line
 from dashboard.figures.clock import walls
 from dashboard.figures.text import plot_text, template_text
@@ -26,8 +26,8 @@ def suspect_label(suspect: dict) -> str:
 def incident_figure(
     *,
     sla: dict,
-    sla_series: list[Series],
-    suspects: list[tuple[dict, list[Series]]],
+    sla_series: list[FetchedSeries],
+    suspects: list[tuple[dict, list[FetchedSeries]]],
     breach: tuple[float, float],
     window: tuple[float, float],
     units: list[str] | None = None,
@@ -85,7 +85,7 @@ def incident_figure(
     return fig
 
 
-def shown_range(window: tuple[float, float], groups: list[list[Series]], marks: list[float]):
+def shown_range(window: tuple[float, float], groups: list[list[FetchedSeries]], marks: list[float]):
     """Return the window cut to the span its rows have points in, with the marks in view.
 
     An open incident's window runs 45 min past its breach; an imported one's data may cover
@@ -127,7 +127,7 @@ def _row_title(title: str, top: float) -> dict:
     }
 
 
-def _row_lines(series: list[Series], axis: str) -> list[go.Scatter]:
+def _row_lines(series: list[FetchedSeries], axis: str) -> list[go.Scatter]:
     """Return a row's series as lines, named by their labels on hover."""
     traces = []
     for k, s in enumerate(series):

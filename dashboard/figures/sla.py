@@ -6,18 +6,18 @@ import warnings
 
 import numpy as np
 
-from dashboard.client import Series
+from dashboard.client import FetchedSeries
 
 AGGREGATES = {"max": np.nanmax, "min": np.nanmin, "mean": np.nanmean, "sum": np.nansum}
 
 
-def sla_matches(sla: dict, s: Series) -> bool:
+def sla_matches(sla: dict, s: FetchedSeries) -> bool:
     """Return whether a series is one the SLA watches."""
     want = sla.get("labels", {})
     return s.name == sla.get("metric") and all(s.labels.get(k) == v for k, v in want.items())
 
 
-def aggregate(series: list[Series], how: str) -> tuple[np.ndarray, np.ndarray]:
+def aggregate(series: list[FetchedSeries], how: str) -> tuple[np.ndarray, np.ndarray]:
     """Return the SLA's aggregate over series, on the union of their timestamps."""
     if not series:
         return np.array([]), np.array([])
@@ -30,7 +30,7 @@ def aggregate(series: list[Series], how: str) -> tuple[np.ndarray, np.ndarray]:
         return ts, AGGREGATES.get(how, np.nanmax)(stack, axis=0)
 
 
-def breach_intervals(sla: dict, series: list[Series]) -> list[tuple[float, float]]:
+def breach_intervals(sla: dict, series: list[FetchedSeries]) -> list[tuple[float, float]]:
     """Return [start, end] of each breach: wrong side of the threshold for for_seconds."""
     if sla.get("threshold") is None or sla.get("op") not in (">", "<"):
         return []

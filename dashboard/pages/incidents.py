@@ -9,7 +9,7 @@ import dash
 from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.client import ApiError, Series, segment
+from dashboard.client import ApiError, FetchedSeries, segment
 from dashboard.context import Context, serving
 from dashboard.figures.histogram import drift_series
 from dashboard.figures.incident import incident_figure, suspect_label
@@ -67,7 +67,7 @@ def _series_for(context: Context, metric: str, labels: dict, window) -> tuple[li
     if metric.endswith("_bucket"):
         return drift_series(found, windows=120), "PSI"
     unit = unit_of(metric)
-    drawn = [Series(s.name, s.labels, *as_drawn(s.ts, s.values, unit)) for s in found]
+    drawn = [FetchedSeries(s.name, s.labels, *as_drawn(s.ts, s.values, unit)) for s in found]
     return byte_scaled(drawn, unit.label)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from dashboard.client import ApiClient, Series, transfer_headers
+from dashboard.client import ApiClient, FetchedSeries, transfer_headers
 from dashboard.figures.board import DIGITS, PanelData, board_figure, significant
 from dashboard.panels import PANELS
 from dashboard.precompressed import digest, fresh_copies, takes_brotli
@@ -46,7 +46,7 @@ def test_board_figure_sends_rounded_values_on_a_uniform_grid():
     ts = 1_700_000_000.0 + 15.0 * np.arange(200)
     values = np.sin(np.arange(200) / 7.0) * 1234.5678 + 5000
     values[17] = np.nan
-    series = Series("model_requests_per_second", {"instance": "a"}, ts, values)
+    series = FetchedSeries("model_requests_per_second", {"instance": "a"}, ts, values)
     panel = PanelData(PANELS[0], [series])
     fig = board_figure([panel], window=(ts[0], ts[-1])).to_plotly_json()
     (trace,) = [t for t in fig["data"] if t.get("meta") is None]

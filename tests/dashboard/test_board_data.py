@@ -7,7 +7,7 @@ import pytest
 
 from correlator.selector import SelectorError, parse_selector
 from dashboard.board_data import BoardView, load_board
-from dashboard.client import ApiError, Series
+from dashboard.client import ApiError, FetchedSeries
 from dashboard.panels import PANELS
 from tests.helpers import p99_sla
 
@@ -17,7 +17,7 @@ BREACH = T0 + 600
 
 def _series(name, labels, values, step=60.0):
     values = np.asarray(values, dtype=float)
-    return Series(name, labels, T0 + step * np.arange(values.size), values)
+    return FetchedSeries(name, labels, T0 + step * np.arange(values.size), values)
 
 
 class RecordedService:
@@ -74,7 +74,7 @@ class RecordedService:
                 continue
             out.append(
                 [
-                    Series(s.name, s.labels, s.ts[keep], s.values[keep])
+                    FetchedSeries(s.name, s.labels, s.ts[keep], s.values[keep])
                     for s in found.values()
                     for keep in [(s.ts >= start) & (s.ts <= end)]
                 ]

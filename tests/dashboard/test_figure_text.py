@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dashboard.client import Series
+from dashboard.client import FetchedSeries
 from dashboard.figures.board import PanelData, board_figure
 from dashboard.figures.calendar import calendar_figure
 from dashboard.figures.incident import incident_figure
@@ -16,9 +16,9 @@ MARKUP = "<b>x</b>"
 SHOWN = "&lt;b&gt;x&lt;/b&gt;"
 
 
-def _series(**labels) -> Series:
+def _series(**labels) -> FetchedSeries:
     ts = T0 + np.arange(4) * 15.0
-    return Series("latency_p99", labels, ts, np.arange(4, dtype=np.float64))
+    return FetchedSeries("latency_p99", labels, ts, np.arange(4, dtype=np.float64))
 
 
 def _texts(fig) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard.client import Series
+from dashboard.client import FetchedSeries
 from dashboard.downsample import minmax, minmax_grid
 from dashboard.figures.board import PanelData, board_figure
 from dashboard.figures.calendar import calendar_figure
@@ -20,7 +20,7 @@ T0 = 1_700_000_000.0
 
 def _series(name, labels, values, step=15.0):
     values = np.asarray(values, dtype=float)
-    return Series(name, labels, T0 + step * np.arange(values.size), values)
+    return FetchedSeries(name, labels, T0 + step * np.arange(values.size), values)
 
 
 def test_minmax_keeps_extremes_and_order():
