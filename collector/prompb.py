@@ -64,14 +64,23 @@ def _sample(value: float, ms: int) -> bytes:
     return _delimited(_SAMPLE, body)
 
 
+def label_fields(name: str, labels: Mapping[str, str]) -> bytes:
+    """Return a ``TimeSeries``' label fields, to encode once for every write of a series."""
+    return b"".join(_label(k, v) for k, v in series_labels(name, labels))
+
+
+def encode_samples(labels: bytes, timestamps: Sequence[float], values: Sequence[float]) -> bytes:
+    """Return one ``TimeSeries`` field from its ``label_fields``; samples in time order."""
+    order = sorted(range(len(timestamps)), key=timestamps.__getitem__)
+    parts = [_sample(float(values[i]), round(timestamps[i] * 1000)) for i in order]
+    return _delimited(_TIMESERIES, labels + b"".join(parts))
+
+
 def encode_series(
     name: str, labels: Mapping[str, str], timestamps: Sequence[float], values: Sequence[float]
 ) -> bytes:
     """Return one ``TimeSeries`` field of a WriteRequest; samples in time order, NaN kept."""
-    order = sorted(range(len(timestamps)), key=timestamps.__getitem__)
-    parts = [_label(k, v) for k, v in series_labels(name, labels)]
-    parts += [_sample(float(values[i]), round(timestamps[i] * 1000)) for i in order]
-    return _delimited(_TIMESERIES, b"".join(parts))
+    return encode_samples(label_fields(name, labels), timestamps, values)
 
 
 def encode_write_request(series: Iterable[SeriesBatch]) -> bytes:
