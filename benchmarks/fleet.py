@@ -171,15 +171,20 @@ def write(url: str, series, batch: int = 2_000) -> None:
     httpx.get(f"{url}/internal/force_flush", timeout=600).raise_for_status()
 
 
-def run(tmp: Path, url: str, args, at: float, fleet: simulation.Fleet) -> int | None:
-    """Evaluate every SLA once as two replicas would; print the figures; return the rank."""
-    engine = make_engine(f"sqlite:///{tmp / 'causeline.db'}")
+def keep_records(engine, fleet: simulation.Fleet) -> None:
+    """Give a fresh database its schema and the fleet's topology, changes and SLAs."""
     upgrade(engine)
     with write_transaction(engine) as conn:
         upsert_topology(conn=conn, topology=fleet.topology)
         upsert_changes(conn=conn, changes=fleet.changes)
         for sla in fleet.slas:
             upsert_sla(conn=conn, sla=sla)
+
+
+def run(tmp: Path, url: str, args, at: float, fleet: simulation.Fleet) -> int | None:
+    """Evaluate every SLA once as two replicas would; print the figures; return the rank."""
+    engine = make_engine(f"sqlite:///{tmp / 'causeline.db'}")
+    keep_records(engine, fleet)
     source = make_source(url, str(simulation.MAPPING))
     counted = Counted(source.reader.client)
     source.reader.client = counted

@@ -42,17 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from accuracy import matches  # noqa: E402
-from fleet import write  # noqa: E402
+from fleet import keep_records, write  # noqa: E402
 
 from collector.prompb import encode_samples, label_fields  # noqa: E402
 from collector.remote_write import PROTOCOL_HEADERS  # noqa: E402
 from collector.snappy import compress  # noqa: E402
-from correlator.store.changes import upsert_changes  # noqa: E402
-from correlator.store.engine import make_engine, write_transaction  # noqa: E402
+from correlator.store.engine import make_engine  # noqa: E402
 from correlator.store.incidents import get_incident, list_incidents  # noqa: E402
-from correlator.store.migrate import upgrade  # noqa: E402
-from correlator.store.slas import upsert_sla  # noqa: E402
-from correlator.store.topology import upsert_topology  # noqa: E402
 from tests.alerts.receiver import Receiver  # noqa: E402
 from tests.fleet import simulation  # noqa: E402
 from tests.helpers import free_port  # noqa: E402
@@ -163,12 +159,7 @@ def one_round(args, kind: str, seed: int) -> dict | None:
         db = stack.enter_context(database(args.database_url))
         engine = make_engine(db)
         stack.callback(engine.dispose)
-        upgrade(engine)
-        with write_transaction(engine) as conn:
-            upsert_topology(conn=conn, topology=fleet.topology)
-            upsert_changes(conn=conn, changes=fleet.changes)
-            for sla in fleet.slas:
-                upsert_sla(conn=conn, sla=sla)
+        keep_records(engine, fleet)
         chat = Receiver().start()
         stack.callback(chat.stop)
         routes = {"channels": [{"name": "chat", "kind": "webhook", "url": f"{chat.url}/hook"}]}

@@ -53,9 +53,13 @@ def _source_regex(rule: MetricRule, target: str, regex: str) -> tuple[str, str] 
     return None
 
 
-def _expression(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
-    """Return an expression rule's query kept to the scope, or None if it cannot be."""
-    parts = []
+def _asked(rule: MetricRule, values: dict[str, set[str]]) -> list[tuple[str, str]] | None:
+    """Return the server's label and value regex to ask for each scope label, narrowest first.
+
+    None when the rule cannot be narrowed: too many values for one matcher (read it whole,
+    counted, rather than miss some), or an output label the server cannot be asked for.
+    """
+    out = []
     for target in SCOPE_ORDER:
         wanted = sorted(v for v in values.get(target, ()) if v)
         if not wanted:
@@ -67,13 +71,21 @@ def _expression(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
             if any(label.target == target for label in rule.labels):
                 return None  # the output carries the label but the server cannot be asked
             continue
-        query = with_matcher(rule.query, asked[0], "=~", asked[1])
-        if query is None:
-            return None
-        parts.append(query)
+        out.append(asked)
+    return out
+
+
+def _expression(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
+    """Return an expression rule's query kept to the scope, or None if it cannot be."""
+    asked = _asked(rule, values)
+    if not asked:
+        return None
+    parts = [with_matcher(rule.query, label, "=~", regex) for label, regex in asked]
+    if any(p is None for p in parts):
+        return None
     if len(parts) > 1:
         return " or ".join(f"({p})" for p in parts)
-    return parts[0] if parts else None
+    return parts[0]
 
 
 def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
@@ -86,22 +98,15 @@ def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
     bare = _BARE.fullmatch(rule.query)
     if bare is None:
         return _expression(rule, values)
+    asked = _asked(rule, values)
+    if not asked:
+        return None
     body = (bare.group(2) or "").strip().rstrip(",")
     parts = []
-    for target in SCOPE_ORDER:
-        wanted = sorted(v for v in values.get(target, ()) if v)
-        if not wanted:
-            continue
-        if len(wanted) > MAX_VALUES:
-            return None  # too long a matcher: read it whole (counted) rather than miss some
-        asked = _source_regex(rule, target, "|".join(re.escape(v) for v in wanted))
-        if asked is None:
-            if any(label.target == target for label in rule.labels):
-                return None  # the output carries the label but the server cannot be asked
-            continue
-        matcher = f'{asked[0]}=~"{_quote(asked[1])}"'
+    for label, regex in asked:
+        matcher = f'{label}=~"{_quote(regex)}"'
         parts.append(f"{bare.group(1)}{{{body + ', ' if body else ''}{matcher}}}")
-    return " or ".join(parts) or None
+    return " or ".join(parts)
 
 
 def _pushable(rule: MetricRule, label: str) -> str | None:
