@@ -145,7 +145,7 @@ def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> 
     incidents = _get_or_none(client, "/api/v1/incidents") or []
     window = (view.start, view.end)
     mine = focus_slas(client.slas(), incidents, view.model, view.services, window)
-    names = {s.get("name") for s in mine}
+    names = {str(s["name"]) for s in mine if s.get("name")}
     chosen = pick_incident(incidents, names, *window)
     incident = _get_or_none(client, f"/api/v1/incidents/{int(chosen['id'])}") if chosen else None
     notes: list[str] = []
@@ -241,7 +241,8 @@ def _draw(panels, fetched, view, max_points, notes) -> tuple[list[PanelData], li
 def _sla_marks(mine, panels, fetched, drawn) -> tuple[list, dict]:
     """Return the SLAs' breaches found in the data and their thresholds, on the drawn panels."""
     everything = list({_identity(s): s for ss in fetched for s in ss}.values())
-    breaches, thresholds = [], {}
+    breaches: list[tuple[float, float]] = []
+    thresholds: dict[str, list[tuple[float, str]]] = {}
     for sla in mine:
         watched = [s for s in everything if sla_matches(sla, s)]
         breaches += breach_intervals(sla, watched)

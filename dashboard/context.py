@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import flask
+from werkzeug.datastructures import Headers
 
 from dashboard.access import Access, resolve_access
 from dashboard.client import ApiClient
@@ -25,7 +26,9 @@ class Context:
 
     def access(self) -> Access:
         """Return who makes the current request and whether they may write."""
-        headers = flask.request.headers if flask.has_request_context() else {}
+        headers: Headers | dict[str, str] = (
+            flask.request.headers if flask.has_request_context() else {}
+        )
         return resolve_access(
             headers=headers,
             bind_host=self.settings.bind_host,

@@ -147,5 +147,5 @@ def models_of(topology: dict, slas: list[dict]) -> list[str]:
         for n in topology.get("nodes") or []
         if n.get("kind") == "model"
     }
-    names |= {(s.get("labels") or {}).get("model") for s in slas}
+    names |= {str((s.get("labels") or {}).get("model") or "") for s in slas}
     return sorted(n for n in names if n)

@@ -124,7 +124,8 @@ def run(args) -> int:
     if args.once:
         agent.step()
         agent.flush()
-        delivered = agent.shipper.drain(time.monotonic() + 30)
+        shipper = agent.shipper
+        delivered = shipper is not None and shipper.drain(time.monotonic() + 30)
         print(
             f"{len(agent.latest.samples)} samples; "
             f"{'delivered' if delivered else 'spooled for later'}"

@@ -71,7 +71,7 @@ def _config(routes: str | None):
     from correlator.alerts.routing import load_config
     from correlator.settings import ServiceSettings
 
-    settings = ServiceSettings(**({"alert_routes_file": routes} if routes else {}))
+    settings = ServiceSettings(alert_routes_file=routes) if routes else ServiceSettings()
     try:
         return settings, load_config(settings)
     except (OSError, ValueError) as exc:

@@ -178,7 +178,7 @@ def _say_window(result: dict) -> None:
     how = {
         "declared": "the latest declared breach",
         "threshold": "the latest threshold breach in the stored data",
-    }.get(w.get("breach"), "the breach at --at")
+    }.get(str(w.get("breach")), "the breach at --at")
     where = f"imported incident {w['recording']}" if w.get("recording") else "the stored data"
     base = ", with its baseline" if w.get("baseline") else ""
     print(

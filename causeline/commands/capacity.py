@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from causeline.commands.errors import CliError
 from causeline.commands.options import subparser
@@ -46,7 +47,7 @@ def plan_cmd(args) -> int:
     from causeline.commands.incident import checked_arguments
     from correlator.incidents.capacity import PlanError, PlanInput, plan
 
-    figures = {
+    figures: dict[str, Any] = {  # PlanInput field -> the number given
         field: checked_figure(args, dest, low, high, inc) for dest, field, low, high, inc in FIGURES
     }
     checked_arguments(args, names=("gpu",))

@@ -7,6 +7,7 @@ import secrets
 import signal
 import threading
 import time
+from typing import Any
 from urllib.parse import urlencode
 
 from causeline.commands.errors import CliError, ensure_schema, open_engine
@@ -97,7 +98,7 @@ def build_app(
     from dashboard.settings import DashboardSettings
 
     engine = open_engine(database_url, schema=False)
-    fields = {"evaluator_enabled": True, "alert_worker_enabled": True}
+    fields: dict[str, Any] = {"evaluator_enabled": True, "alert_worker_enabled": True}
     fields |= (prometheus or {}) | (extra or {})
     service = ServiceSettings(database_url=database_url, bind_host=host, bind_port=port, **fields)
     if service.action_secret is None:  # one process: a secret of its own (replicas: docs)
@@ -118,7 +119,7 @@ def build_app(
     except BaseException:
         _revoke(database_url, token_name)
         raise
-    app.mount("/", WSGIMiddleware(dash_app.server))  # inside create_app's gzip middleware
+    app.mount("/", WSGIMiddleware(dash_app.server))  # type: ignore[arg-type]  # a2wsgi: ASGI 3 app  # inside create_app's gzip middleware
     app.state.dashboard_token = token_name
     return app
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ DASHES = {
     "avg": "longdash",
     "transmit": "dash",
 }
-OWNER_COLOURS = {"algo": "#7c3aed", "infra": "#0f766e"}
+OWNER_COLOURS: dict[str | None, str] = {"algo": "#7c3aed", "infra": "#0f766e"}
 BREACH_FILL = "rgba(220, 38, 38, 0.13)"
 PANEL_HEIGHT = 150  # pixels of one panel's plot area
 GAP_PX = 44  # between panels: the time labels of one and the title row of the next
@@ -189,8 +190,8 @@ def board_figure(
     panels: list[PanelData],
     *,
     window: tuple[float, float],
-    changes: list[dict] = (),
-    breaches: list[tuple[float, float]] = (),
+    changes: Sequence[dict] = (),
+    breaches: Sequence[tuple[float, float]] = (),
     thresholds: dict[str, list[tuple[float, str]]] | None = None,
     revision: str = "board",
     offset: float = 0.0,

@@ -98,7 +98,7 @@ def calendar_figure(
         mine = [drawn[i] for i in picked]
         fig.add_trace(
             go.Scatter(
-                x=[when(c) * 1000.0 for c in mine],
+                x=[(when(c) or 0.0) * 1000.0 for c in mine],
                 y=[rows[i] for i in picked],
                 mode="markers+text",
                 text=[plot_text(_label(c)) for c in mine],

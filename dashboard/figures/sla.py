@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
 from dashboard.client import FetchedSeries
 
-AGGREGATES = {"max": np.nanmax, "min": np.nanmin, "mean": np.nanmean, "sum": np.nansum}
+AGGREGATES: dict[str, Callable[..., np.ndarray]] = {
+    "max": np.nanmax,
+    "min": np.nanmin,
+    "mean": np.nanmean,
+    "sum": np.nansum,
+}
 
 
 def sla_matches(sla: dict, s: FetchedSeries) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Literal
 from urllib.parse import urlencode
 
 import dash
@@ -150,7 +151,12 @@ def layout(ctx_: Context, **query) -> html.Div:
     models = sorted(set(models_of(topology, slas)) | set(label_values(ctx_, "model")))
     services = label_values(ctx_, "service")
     services = sorted(
-        set(services) | {(s.get("labels") or {}).get("service") for s in slas} - {None}
+        set(services)
+        | {
+            str(s["labels"]["service"])
+            for s in slas
+            if (s.get("labels") or {}).get("service") is not None
+        }
     )
     panels = [p for p in urlquery.repeated(query, "panel") if read_panel_param(p)]
     state = _initial(query, models)
@@ -263,7 +269,9 @@ def _typed(id_: str, placeholder: str) -> dcc.Input:
     )
 
 
-def _zoomed(relayout: dict | None, offset: float = 0.0) -> tuple[float, float] | None | bool:
+def _zoomed(
+    relayout: dict | None, offset: float = 0.0
+) -> tuple[float, float] | Literal[True] | None:
     """Return the zoomed window, True for a reset, None when the event is no zoom.
 
     Any panel's time axis may carry the zoom (they are matched); ``offset`` is the seconds
@@ -373,7 +381,7 @@ def counted(n: int, one: str, many: str | None = None) -> str:
 
 
 def _status(state: dict, data, context: Context, zone: str = "UTC") -> list:
-    parts = [
+    parts: list = [
         f"{fmt(state['start'], zone)} → {fmt(state['end'], zone)} "
         f"(times in {zone_label(zone, state['end'])}) · {counted(len(data.changes), 'change')} · "
         f"{counted(len(data.breaches), 'SLA breach', 'SLA breaches')} · "
@@ -390,8 +398,12 @@ def _status(state: dict, data, context: Context, zone: str = "UTC") -> list:
 
 def _notes(data, view: BoardView, state: dict, ctx_: Context) -> list:
     items = [html.Li(note, className="no-data") for note in data.notes]
-    missing = view.model and f"no data for model={view.model} in this window" in data.notes
-    if missing and label_values(ctx_, "service", selector(None, {"service": [view.model]})):
+    missing = f"no data for model={view.model} in this window" in data.notes
+    if (
+        view.model
+        and missing
+        and label_values(ctx_, "service", selector(None, {"service": [view.model]}))
+    ):
         query = {"service": view.model, "from": round(state["start"]), "to": round(state["end"])}
         link = html.A(f"show service={view.model}", href="?" + urlencode(query))
         items.append(html.Li([f"{view.model} is a service: ", link]))

@@ -144,7 +144,8 @@ def layout(context: Context, **query) -> html.Div:
 
 def plan_body(values: dict) -> tuple[dict, dict[str, str]]:
     """Return the plan request body and errors by field."""
-    body, errors = {}, {}
+    body: dict[str, str | float] = {}
+    errors: dict[str, str] = {}
     for name, _label, _default in INPUTS:
         raw = values.get(name)
         if raw in (None, ""):

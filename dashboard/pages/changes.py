@@ -42,6 +42,7 @@ def time_examples(now: float) -> dict[str, str]:
 
 def _input(name: str, examples: dict[str, str]) -> html.Label:
     fid = {"type": ids.CHANGE_FORM, "field": name}
+    control: dcc.Dropdown | dcc.Input
     if name in CHOICES:
         control = dcc.Dropdown(id=fid, options=list(CHOICES[name]), placeholder=name)
     else:

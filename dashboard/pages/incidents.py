@@ -243,7 +243,7 @@ def _suspects_table(incident: dict) -> html.Div:
         "evidence",
         "next step",
     ]
-    parts = [table(headers, rows[:SHOWN])]
+    parts: list = [table(headers, rows[:SHOWN])]
     if len(rows) > SHOWN:
         more = f"{len(rows) - SHOWN} more suspects"
         parts.append(html.Details([html.Summary(more), table(headers, rows[SHOWN:])]))
@@ -277,7 +277,7 @@ def _confidence(incident: dict) -> html.P:
 
 
 def _chain(incident: dict) -> html.Div:
-    segments = []
+    segments: list = []
     for seg in incident.get("chain", []):
         segments.append(
             html.Div(

@@ -56,12 +56,11 @@ def _fingerprint_options(context: Context) -> list[dict]:
 
 def layout(context: Context, **query) -> html.Div:
     """Return the models page."""
+    note: html.Div | None = None
     try:
         models = context.client.get("/api/v1/models")
     except ApiError as exc:
         models, note = [], error_box(f"Model registry not available: {exc.message}")
-    else:
-        note = None
     topology = _topology(context) if models else {}
     rows = []
     for m in models:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import dash
 from dash import Input, Output, State, dcc, html, no_update
@@ -107,31 +108,35 @@ def _listing(context: Context, model: str) -> list:
     ]
 
 
+def _text(id_: str, **props: Any) -> dcc.Input:
+    """Return a text input that reports every change (no debounce)."""
+    return dcc.Input(id=id_, type="text", debounce=False, **props)
+
+
 def _field(name: str, label: str, control) -> html.Label:
     return html.Label([label, control], className="form-field", id=f"oncall-field-{name}")
 
 
 def _rotation_form(model: str, can_write: bool) -> list:
-    text = {"type": "text", "debounce": False}
     fields = [
-        ("name", "name *", dcc.Input(id=ids.ONCALL_ROT_NAME, placeholder="ranker infra", **text)),
+        ("name", "name *", _text(ids.ONCALL_ROT_NAME, placeholder="ranker infra")),
         ("team", "team *", dcc.Dropdown(id=ids.ONCALL_ROT_TEAM, options=list(TEAMS))),
         (
             "model",
             "model (blank: every model)",
-            dcc.Input(id=ids.ONCALL_ROT_MODEL, value=model, **text),
+            _text(ids.ONCALL_ROT_MODEL, value=model),
         ),
         (
             "members",
             "members in turn * (name <contact>, ...)",
-            dcc.Input(id=ids.ONCALL_ROT_MEMBERS, placeholder="li.wei <@li.wei>, chen.yu", **text),
+            _text(ids.ONCALL_ROT_MEMBERS, placeholder="li.wei <@li.wei>, chen.yu"),
         ),
         (
             "start",
             "first turn starts (blank: now)",
-            dcc.Input(id=ids.ONCALL_ROT_START, placeholder="now or now-2d", **text),
+            _text(ids.ONCALL_ROT_START, placeholder="now or now-2d"),
         ),
-        ("period_days", "days per turn", dcc.Input(id=ids.ONCALL_ROT_PERIOD, value="7", **text)),
+        ("period_days", "days per turn", _text(ids.ONCALL_ROT_PERIOD, value="7")),
     ]
     return [
         html.H3("Add a rotation"),
@@ -150,15 +155,14 @@ def layout(context: Context, **query) -> html.Div:
     """Return the on-call page, for the URL's ``model`` (every model when absent)."""
     model = (urlquery.one(query, "model") or "")[:200]
     access = context.access()
-    text = {"type": "text", "debounce": False}
     form = [
         _field("team", "team *", dcc.Dropdown(id=ids.ONCALL_TEAM, options=list(TEAMS))),
-        _field("model", "model (blank: every model)", dcc.Input(id=ids.ONCALL_MODEL, **text)),
-        _field("person", "person *", dcc.Input(id=ids.ONCALL_PERSON, **text)),
-        _field("contact", "contact", dcc.Input(id=ids.ONCALL_CONTACT, **text)),
-        _field("start", "from (blank: now)", dcc.Input(id=ids.ONCALL_START, **text)),
-        _field("end", "until * (e.g. now+8h)", dcc.Input(id=ids.ONCALL_END, **text)),
-        _field("reason", "reason", dcc.Input(id=ids.ONCALL_REASON, **text)),
+        _field("model", "model (blank: every model)", _text(ids.ONCALL_MODEL)),
+        _field("person", "person *", _text(ids.ONCALL_PERSON)),
+        _field("contact", "contact", _text(ids.ONCALL_CONTACT)),
+        _field("start", "from (blank: now)", _text(ids.ONCALL_START)),
+        _field("end", "until * (e.g. now+8h)", _text(ids.ONCALL_END)),
+        _field("reason", "reason", _text(ids.ONCALL_REASON)),
     ]
     return html.Div(
         [
