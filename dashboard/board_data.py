@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -76,9 +78,10 @@ def _scope(client: ApiClient, view: BoardView) -> tuple[list[str], list[str]]:
     return (view.instances or instances), (view.hosts or hosts)
 
 
-def _get_or_none(client: ApiClient, path: str):
+def _get_or_none(read: Callable[[], Any]):
+    """Return what a read answers, None when the service refuses it (unreachable: raise)."""
     try:
-        return client.get(path)
+        return read()
     except ApiError as exc:
         if exc.status == 0:
             raise
@@ -142,12 +145,12 @@ def load_board(client: ApiClient, view: BoardView, *, max_points: int = 600) -> 
     """Fetch the view's series, changes, SLAs and incident, and reduce them for drawing."""
     began = time.perf_counter()
     instances, hosts = _scope(client, view)
-    incidents = _get_or_none(client, "/api/v1/incidents") or []
+    incidents = _get_or_none(client.incidents) or []
     window = (view.start, view.end)
     mine = focus_slas(client.slas(), incidents, view.model, view.services, window)
     names = {str(s["name"]) for s in mine if s.get("name")}
     chosen = pick_incident(incidents, names, *window)
-    incident = _get_or_none(client, f"/api/v1/incidents/{int(chosen['id'])}") if chosen else None
+    incident = _get_or_none(lambda: client.incident(int(chosen["id"]))) if chosen else None
     notes: list[str] = []
     panels = _panels(client, view, mine, incident, notes)
     groups = [

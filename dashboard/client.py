@@ -6,6 +6,7 @@ import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -84,7 +85,122 @@ def parse_matrix(doc: dict) -> list[FetchedSeries]:
     return out
 
 
-class ApiClient:
+class Routes:
+    """The service's routes by name, over ``get``, ``post`` and ``put``.
+
+    ``ApiClient`` sends them; a test's fake client answers ``get``/``post`` by path and gets
+    the names for free. Pages call these, never a path of their own.
+    """
+
+    def get(self, path: str, **params) -> Any:
+        """GET a path with query parameters."""
+        raise NotImplementedError
+
+    def post(self, path: str, body: dict | None = None, *, author: str | None = None) -> Any:
+        """POST a JSON body as ``author``."""
+        raise NotImplementedError
+
+    def put(self, path: str, body: dict, *, author: str | None = None) -> Any:
+        """PUT a JSON body as ``author``."""
+        raise NotImplementedError
+
+    def series(self, match: str, limit: int = 1000) -> list[dict]:
+        """Return the series (name, labels) matching a selector."""
+        return self.get("/api/v1/series", match=[match], limit=limit)["data"]
+
+    def label_values(self, name: str, match: str | None = None, limit: int = 1000) -> list[str]:
+        """Return the stored values of a label (of the series a selector matches, if given)."""
+        match_list = [match] if match else None
+        path = f"/api/v1/label/{segment(name)}/values"
+        return self.get(path, match=match_list, limit=limit)["data"]
+
+    def metric_catalog(self, limit: int = 1000, contains: str | None = None) -> dict:
+        """Return the stored metric names with their series counts and label names."""
+        return self.get("/api/v1/metadata/metrics", limit=limit, contains=contains or None)
+
+    def changes(self, start=None, end=None, **filters) -> list[dict]:
+        """Return changes in a window, oldest first."""
+        return self.get("/api/v1/changes", start=start, end=end, **filters)
+
+    def topology(self) -> dict:
+        """Return the service graph."""
+        return self.get("/api/v1/topology")
+
+    def slas(self) -> list[dict]:
+        """Return every SLA."""
+        return self.get("/api/v1/slas")
+
+    def incidents(self) -> list[dict]:
+        """Return the incidents, newest first (without their suspects)."""
+        return self.get("/api/v1/incidents")
+
+    def incident(self, incident_id) -> dict:
+        """Return one incident with its suspects, notes and timeline."""
+        return self.get(f"/api/v1/incidents/{segment(incident_id)}")
+
+    def incident_review(self, incident_id) -> str:
+        """Return the incident's review as Markdown."""
+        return self.get(f"/api/v1/incidents/{segment(incident_id)}/review")
+
+    def act_on_incident(
+        self, incident_id, action: str, body: dict | None, *, author: str | None
+    ) -> dict:
+        """Take an action on an incident (acknowledge, assign, resolve, notes, rerank...)."""
+        path = f"/api/v1/incidents/{segment(incident_id)}/{segment(action)}"
+        return self.post(path, body, author=author)
+
+    def models(self) -> list[dict]:
+        """Return the registered models."""
+        return self.get("/api/v1/models")
+
+    def model(self, name: str) -> dict:
+        """Return one model with its versions."""
+        return self.get(f"/api/v1/models/{segment(name)}")
+
+    def model_card(self, name: str, version: str) -> dict:
+        """Return a model version's card."""
+        return self.get(f"/api/v1/models/{segment(name)}/versions/{segment(version)}/card")
+
+    def fingerprints(self) -> list[dict]:
+        """Return the environment fingerprints."""
+        return self.get("/api/v1/fingerprints")
+
+    def capacity_plan(self, body: dict) -> dict:
+        """Return a capacity plan for the figures given."""
+        return self.post("/api/v1/capacity/plan", body)
+
+    def save_change(self, body: dict, *, author: str | None, change_id: str | None = None):
+        """Record a change, or edit the one with ``change_id``; return it as stored."""
+        if change_id is None:
+            return self.post("/api/v1/changes", body, author=author)
+        return self.put(f"/api/v1/changes/{segment(change_id)}", body, author=author)
+
+    def on_call(self, model: str | None = None) -> dict:
+        """Return who is on call now, per team (for a model, when given)."""
+        return self.get("/api/v1/oncall", model=model)
+
+    def rotations(self) -> list[dict]:
+        """Return the on-call rotations."""
+        return self.get("/api/v1/oncall/rotations")
+
+    def overrides(self) -> list[dict]:
+        """Return the on-call overrides."""
+        return self.get("/api/v1/oncall/overrides")
+
+    def add_on_call(self, kind: str, body: dict, *, author: str | None) -> dict:
+        """Add a rotation or an override (``kind``: rotations, overrides)."""
+        return self.post(f"/api/v1/oncall/{segment(kind)}", body, author=author)
+
+    def sla(self, name: str) -> dict:
+        """Return one SLA."""
+        return self.get(f"/api/v1/slas/{segment(name)}")
+
+    def save_sla(self, name: str, body: dict, *, author: str | None) -> dict:
+        """Replace an SLA; return it as stored."""
+        return self.put(f"/api/v1/slas/{segment(name)}", body, author=author)
+
+
+class ApiClient(Routes):
     """Call the service's read and write endpoints; writes carry the person as author."""
 
     def __init__(
@@ -184,32 +300,6 @@ class ApiClient:
 
         with ThreadPoolExecutor(max_workers=max(1, min(4, len(groups)))) as pool:
             return list(pool.map(in_context, enumerate(groups)))
-
-    def series(self, match: str, limit: int = 1000) -> list[dict]:
-        """Return the series (name, labels) matching a selector."""
-        return self.get("/api/v1/series", match=[match], limit=limit)["data"]
-
-    def label_values(self, name: str, match: str | None = None, limit: int = 1000) -> list[str]:
-        """Return the stored values of a label (of the series a selector matches, if given)."""
-        match_list = [match] if match else None
-        path = f"/api/v1/label/{segment(name)}/values"
-        return self.get(path, match=match_list, limit=limit)["data"]
-
-    def metric_catalog(self, limit: int = 1000, contains: str | None = None) -> dict:
-        """Return the stored metric names with their series counts and label names."""
-        return self.get("/api/v1/metadata/metrics", limit=limit, contains=contains or None)
-
-    def changes(self, start=None, end=None, **filters) -> list[dict]:
-        """Return changes in a window, oldest first."""
-        return self.get("/api/v1/changes", start=start, end=end, **filters)
-
-    def topology(self) -> dict:
-        """Return the service graph."""
-        return self.get("/api/v1/topology")
-
-    def slas(self) -> list[dict]:
-        """Return every SLA."""
-        return self.get("/api/v1/slas")
 
 
 def _with_author(body: dict | None, author: str | None) -> dict:

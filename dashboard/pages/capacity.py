@@ -83,7 +83,7 @@ def model_defaults(context: Context, model: str) -> dict:
     if peak:
         out |= {"peak_qps": round(peak, 1), "replicas_now": len(found)}
     try:
-        prints = context.client.get("/api/v1/fingerprints")
+        prints = context.client.fingerprints()
     except ApiError:
         prints = []
     for fp in prints:  # newest first
@@ -96,7 +96,7 @@ def model_defaults(context: Context, model: str) -> dict:
 
 def _models(context: Context) -> list[str]:
     try:
-        return [m["name"] for m in context.client.get("/api/v1/models") if m.get("name")]
+        return [m["name"] for m in context.client.models() if m.get("name")]
     except ApiError:
         return []
 
@@ -186,7 +186,7 @@ def plan_view(context: Context, values: dict):
     if errors:
         return error_box("; ".join(f"{k}: {v}" for k, v in errors.items()))
     try:
-        result = context.client.post("/api/v1/capacity/plan", body)
+        result = context.client.capacity_plan(body)
     except ApiError as exc:
         return error_box(exc.message)
     verdict = "fits the SLA" if result.get("fits_sla") else "does NOT fit the SLA"

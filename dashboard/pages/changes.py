@@ -198,12 +198,9 @@ def register(app: dash.Dash, context: Context) -> None:
         body, errors = change_body(dict(zip(names, values, strict=True)), partial=editing)
         if not errors:
             try:
-                if editing:
-                    saved = context.client.put(
-                        f"/api/v1/changes/{edit_id.strip()}", body, author=access.user
-                    )
-                else:
-                    saved = context.client.post("/api/v1/changes", body, author=access.user)
+                saved = context.client.save_change(
+                    body, author=access.user, change_id=edit_id.strip() if editing else None
+                )
             except ApiError as exc:
                 errors = exc.fields or {"summary": exc.message}
                 if not exc.fields:

@@ -9,7 +9,7 @@ import dash
 from dash import Input, Output, State, ctx, dcc, html, no_update
 
 from dashboard import ids
-from dashboard.client import ApiError, FetchedSeries, segment
+from dashboard.client import ApiError, FetchedSeries
 from dashboard.context import Context, serving
 from dashboard.figures.histogram import drift_series
 from dashboard.figures.incident import incident_figure, suspect_label
@@ -26,7 +26,7 @@ SHOWN = 10
 def list_layout(context: Context, **_query) -> html.Div:
     """Return the incident list, open ones first."""
     try:
-        incidents = context.client.get("/api/v1/incidents")
+        incidents = context.client.incidents()
     except ApiError as exc:
         return error_box(f"Incidents are not available: {exc.message}")
     rows = [
@@ -335,7 +335,7 @@ def detail_layout(context: Context, incident_id: str = "", **_query) -> html.Div
             "as /incidents/12; the list is at /incidents"
         )
     try:
-        incident = context.client.get(f"/api/v1/incidents/{segment(incident_id)}")
+        incident = context.client.incident(incident_id)
         slas = {s["name"]: s for s in context.client.slas()}
     except ApiError as exc:
         if exc.status == 404:
@@ -445,12 +445,10 @@ def register(app: dash.Dash, context: Context) -> None:
         if not (text or "").strip():
             return no_update, "Write something first.", no_update
         try:
-            context.client.post(
-                f"/api/v1/incidents/{incident_id}/notes",
-                {"team": team, "text": text.strip()},
-                author=access.user,
+            context.client.act_on_incident(
+                incident_id, "notes", {"team": team, "text": text.strip()}, author=access.user
             )
-            incident = context.client.get(f"/api/v1/incidents/{incident_id}")
+            incident = context.client.incident(incident_id)
         except ApiError as exc:
             return no_update, exc.message, no_update
         return _notes(incident).children, f"Note added by {access.user}.", ""
@@ -484,9 +482,7 @@ def register(app: dash.Dash, context: Context) -> None:
                 return "Assign: type whom to give it to first.", no_update
             body = {"person": person.strip()}
         try:
-            incident = context.client.post(
-                f"/api/v1/incidents/{incident_id}/{action}", body, author=access.user
-            )
+            incident = context.client.act_on_incident(incident_id, action, body, author=access.user)
         except ApiError as exc:
             return exc.message, no_update
         said = f"resolved by {access.user}" if action == "resolve" else state_words(incident)
@@ -504,9 +500,7 @@ def register(app: dash.Dash, context: Context) -> None:
         if not access.can_write:
             return no_update, f"Read-only: {access.read_only_reason}"
         try:
-            incident = context.client.post(
-                f"/api/v1/incidents/{incident_id}/rerank", {}, author=access.user
-            )
+            incident = context.client.act_on_incident(incident_id, "rerank", {}, author=access.user)
         except ApiError as exc:
             return no_update, exc.message
         return _body(context, incident), f"Re-ranked at {fmt(incident.get('reranked_at'))}."
@@ -519,7 +513,7 @@ def register(app: dash.Dash, context: Context) -> None:
     )
     def review(_clicks, incident_id):
         try:
-            text = context.client.get(f"/api/v1/incidents/{incident_id}/review")
+            text = context.client.incident_review(incident_id)
         except ApiError as exc:
             text = f"review not available: {exc.message}"
         return {"content": str(text), "filename": f"incident-{incident_id}-review.md"}

@@ -8,7 +8,7 @@ import dash
 from dash import Input, Output, dcc, html
 
 from dashboard import ids, urlquery
-from dashboard.client import ApiError, segment
+from dashboard.client import ApiError
 from dashboard.context import Context, serving
 from dashboard.envdiff import diff_view, env_diff
 from dashboard.panels import model_scope
@@ -42,7 +42,7 @@ def _topology(context: Context) -> dict:
 
 def _fingerprint_options(context: Context) -> list[dict]:
     try:
-        prints = context.client.get("/api/v1/fingerprints")
+        prints = context.client.fingerprints()
     except ApiError:
         return []
     return [
@@ -58,13 +58,13 @@ def layout(context: Context, **query) -> html.Div:
     """Return the models page."""
     note: html.Div | None = None
     try:
-        models = context.client.get("/api/v1/models")
+        models = context.client.models()
     except ApiError as exc:
         models, note = [], error_box(f"Model registry not available: {exc.message}")
     topology = _topology(context) if models else {}
     rows = []
     for m in models:
-        found = model_instances(context, topology, m.get("name"))
+        found = model_instances(context, topology, m.get("name") or "")
         count = len(found) or m.get("instances") or 0
         rows.append(
             [
@@ -128,9 +128,7 @@ def layout(context: Context, **query) -> html.Div:
 
 def _card(context: Context, model: str, version: dict) -> html.Details:
     try:
-        card = context.client.get(
-            f"/api/v1/models/{segment(model)}/versions/{segment(version['version'])}/card"
-        )
+        card = context.client.model_card(model, version["version"])
         text = json.dumps(card.get("card", card), indent=2)
     except ApiError as exc:
         text = exc.message
@@ -152,7 +150,7 @@ def register(app: dash.Dash, context: Context) -> None:
         if not model:
             return html.P("No models registered yet.", className="empty")
         try:
-            info = context.client.get(f"/api/v1/models/{segment(model)}")
+            info = context.client.model(model)
         except ApiError as exc:
             return error_box(exc.message)
         if not isinstance(info, dict):
@@ -208,7 +206,7 @@ def register(app: dash.Dash, context: Context) -> None:
         if left_id is None or right_id is None:
             return html.P("No fingerprints stored yet (the agent sends them).", className="empty")
         try:
-            prints = {p["id"]: p for p in context.client.get("/api/v1/fingerprints")}
+            prints = {p["id"]: p for p in context.client.fingerprints()}
         except ApiError as exc:
             return error_box(exc.message)
         left, right = prints.get(left_id, {}), prints.get(right_id, {})

@@ -29,7 +29,7 @@ def _now_rows(context: Context, models: list[str]) -> list[list]:
     """Return who is on call now for each team, per model ("" is every model)."""
     rows = []
     for model in models:
-        who = context.client.get("/api/v1/oncall", model=model or None)
+        who = context.client.on_call(model or None)
         for team in TEAMS:
             p = who.get(team) or {}
             source = p.get("source", "")
@@ -80,8 +80,8 @@ def _override_row(o: dict) -> list:
 
 def _listing(context: Context, model: str) -> list:
     try:
-        rotations = context.client.get("/api/v1/oncall/rotations")
-        overrides = context.client.get("/api/v1/oncall/overrides")
+        rotations = context.client.rotations()
+        overrides = context.client.overrides()
         recent = [o for o in overrides if (o.get("end") or 0) >= time.time() - 7 * 86400]
         models = [model] if model else _models_on_call(rotations, recent)
         now_rows = _now_rows(context, models)
@@ -229,7 +229,7 @@ def register(app: dash.Dash, context: Context) -> None:
     def add(_clicks, *args):
         *values, view = args
         built = override_body(dict(zip(FIELDS, values, strict=True)), time.time())
-        return _submit(context, "/api/v1/oncall/overrides", built, view, _said_override)
+        return _submit(context, "overrides", built, view, _said_override)
 
     @app.callback(
         Output(ids.ONCALL_ROT_MSG, "children"),
@@ -247,7 +247,7 @@ def register(app: dash.Dash, context: Context) -> None:
     def add_rotation(_clicks, *args):
         *values, view = args
         built = rotation_body(dict(zip(ROTATION_FIELDS, values, strict=True)), time.time())
-        return _submit(context, "/api/v1/oncall/rotations", built, view, _said_rotation)
+        return _submit(context, "rotations", built, view, _said_rotation)
 
 
 def _said_override(body: dict) -> str:
@@ -262,7 +262,7 @@ def _said_rotation(body: dict) -> str:
     )
 
 
-def _submit(context: Context, path: str, built: tuple, view, said) -> tuple:
+def _submit(context: Context, kind: str, built: tuple, view, said) -> tuple:
     """Post a form's body as the signed-in person; return what to say and the new listing."""
     access = context.access()
     if not access.can_write:
@@ -271,7 +271,7 @@ def _submit(context: Context, path: str, built: tuple, view, said) -> tuple:
     if errors:
         return "Please fix: " + "; ".join(f"{k}: {v}" for k, v in errors.items()), no_update
     try:
-        context.client.post(path, body, author=access.user)
+        context.client.add_on_call(kind, body, author=access.user)
     except ApiError as exc:
         return exc.explained(), no_update
     return said(body), _listing(context, view or "")

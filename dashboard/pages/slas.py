@@ -6,7 +6,7 @@ import dash
 from dash import Input, Output, State, dcc, html, no_update
 
 from dashboard import ids, urlquery
-from dashboard.client import ApiError, segment
+from dashboard.client import ApiError
 from dashboard.context import Context, serving
 from dashboard.tables import error_box, table, write_button
 
@@ -26,7 +26,7 @@ def objective(sla: dict) -> str:
 
 def _listing(context: Context) -> tuple[list, list[str]]:
     try:
-        slas = context.client.get("/api/v1/slas")
+        slas = context.client.slas()
     except ApiError as exc:
         return [error_box(f"SLAs not available: {exc.message}")], []
     rows = [
@@ -146,7 +146,7 @@ def register(app: dash.Dash, context: Context) -> None:
         if not name:
             return None, None, None, None, ""
         try:
-            sla = context.client.get(f"/api/v1/slas/{segment(name)}")
+            sla = context.client.sla(name)
         except ApiError:
             return None, None, None, None, ""
         return (
@@ -175,11 +175,10 @@ def register(app: dash.Dash, context: Context) -> None:
             return f"Read-only: {access.read_only_reason}", no_update
         if not name:
             return "Pick an SLA first.", no_update
-        path = f"/api/v1/slas/{segment(name)}"
         try:
-            stored = context.client.get(path)
+            stored = context.client.sla(name)
             body = edited(stored, threshold, for_seconds, severity, document, op)
-            context.client.put(path, body, author=access.user)
+            context.client.save_sla(name, body, author=access.user)
         except ApiError as exc:
             return exc.explained(), no_update
         return f"Saved {name} as {access.user}.", _listing(context)[0]

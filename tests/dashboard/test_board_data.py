@@ -7,7 +7,7 @@ import pytest
 
 from correlator.selector import SelectorError, parse_selector
 from dashboard.board_data import BoardView, load_board
-from dashboard.client import ApiError, FetchedSeries
+from dashboard.client import ApiError, FetchedSeries, Routes
 from dashboard.panels import PANELS
 from tests.helpers import p99_sla
 
@@ -20,7 +20,7 @@ def _series(name, labels, values, step=60.0):
     return FetchedSeries(name, labels, T0 + step * np.arange(values.size), values)
 
 
-class RecordedService:
+class RecordedService(Routes):
     """The part of ApiClient the board uses, answering from series held in memory."""
 
     def __init__(self, series, slas, incidents=(), topology=None):

@@ -7,6 +7,7 @@ import time
 from dashboard import ids
 from dashboard.access import resolve_access
 from dashboard.changeform import change_body
+from dashboard.client import Routes
 from dashboard.envdiff import env_diff
 from dashboard.pages.board import (
     effective_zone,
@@ -156,8 +157,11 @@ def test_incident_draws_the_top_five_with_changes_as_markers():
     assert [s["rank"] for s in changes] == [1]
 
 
-class FakeClient:
-    """Answers a page's API calls from a dict of path -> answer; records what it posted."""
+class FakeClient(Routes):
+    """Answers a page's API calls from a dict of path -> answer; records what it posted.
+
+    The route names (``slas()``, ``incident(n)``...) come from ``Routes``, over ``get``.
+    """
 
     def __init__(self, answers: dict, labels: dict | None = None):
         self.answers, self.labels, self.posted = answers, labels or {}, []
@@ -169,18 +173,12 @@ class FakeClient:
             raise ApiError(404, f"the service has nothing at {path}")
         return self.answers[path]
 
-    def topology(self):
-        return self.get("/api/v1/topology")
-
     def label_values(self, name, match=None, limit=1000):
         return self.labels.get((name, match), [])
 
     def post(self, path, body=None, *, author=None):
         self.posted.append((path, body))
         return self.get(path)
-
-    def slas(self):
-        return self.get("/api/v1/slas")
 
     def query_range(self, matches, start, end, step=None):
         return self.answers.get(("query_range", tuple(matches)), [])
