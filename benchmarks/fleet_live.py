@@ -51,7 +51,7 @@ from correlator.store.engine import make_engine  # noqa: E402
 from correlator.store.incidents import get_incident, list_incidents  # noqa: E402
 from tests.alerts.receiver import Receiver  # noqa: E402
 from tests.fleet import simulation  # noqa: E402
-from tests.helpers import free_port  # noqa: E402
+from tests.helpers import free_port, poll  # noqa: E402
 from tests.promsource import servers  # noqa: E402
 
 STEP = simulation.STEP
@@ -118,16 +118,6 @@ def database(server: str):
         admin.dispose()
 
 
-def _wait(predicate, timeout: float):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.05)
-    return None
-
-
 def one_round(args, kind: str, seed: int) -> dict | None:
     """Run one live incident; print and return its figures (None when it could not run)."""
     now = time.time()
@@ -189,7 +179,7 @@ def one_round(args, kind: str, seed: int) -> dict | None:
         def opened():
             return [p for p in chat.posts if p["json"].get("event") == "opened"]
 
-        got = _wait(
+        got = poll(
             lambda: opened() or scraper.error,
             breach - time.time() + 60 + 4 * args.interval + 120,
         )

@@ -34,7 +34,7 @@ from correlator.store.engine import make_engine, write_transaction  # noqa: E402
 from correlator.store.migrate import upgrade  # noqa: E402
 from correlator.store.tokens import create_token  # noqa: E402
 from tests.alerts.receiver import Receiver  # noqa: E402
-from tests.helpers import CHROMIUM_FLAGS, free_port  # noqa: E402
+from tests.helpers import CHROMIUM_FLAGS, free_port, poll  # noqa: E402
 
 STEP, FOR_S = 15.0, 30.0
 
@@ -52,13 +52,10 @@ def _browser():
 
 
 def _wait(predicate, timeout: float = 60.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise TimeoutError("waited too long")
+    got = poll(predicate, timeout, 0.02)
+    if got is None:
+        raise TimeoutError("waited too long")
+    return got
 
 
 def _round(i: int, api: httpx.Client, base: str, chat: Receiver, browser) -> tuple[float, ...]:

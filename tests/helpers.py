@@ -46,6 +46,17 @@ def engine_at(db_url: str, revision: str) -> Iterator[Engine]:
         engine.dispose()
 
 
+def poll(predicate, timeout: float, interval: float = 0.05):
+    """Return the first truthy answer of ``predicate`` within ``timeout`` seconds, else None."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(interval)
+    return None
+
+
 def free_port() -> int:
     """Return a free TCP port on loopback."""
     with socket.socket() as s:
