@@ -119,7 +119,9 @@ def build_app(
     except BaseException:
         _revoke(database_url, token_name)
         raise
-    app.mount("/", WSGIMiddleware(dash_app.server))  # type: ignore[arg-type]  # a2wsgi: ASGI 3 app  # inside create_app's gzip middleware
+    # Inside create_app's gzip middleware. a2wsgi's middleware is an ASGI 3 app that the
+    # annotation of Starlette's mount does not name.
+    app.mount("/", WSGIMiddleware(dash_app.server))  # type: ignore[arg-type]
     app.state.dashboard_token = token_name
     return app
 
