@@ -115,10 +115,10 @@ def measure(
         keys = [sig.key(i) for i in range(len(sig.names))]
         on_baseline = baseline.apply(ref, keys, base_stats, cfg)
     is_drift = np.array([k == "drift" for k in sig.kinds], dtype=bool)
-    # A level-relative floor collapses at level zero: there the unit says what a meaningful
-    # move is (drift has its own floor below).
+    # A level-relative floor collapses at level zero: there the unit and the siblings say
+    # what a meaningful move is (drift has its own floor below).
     plain = [n if k != "drift" else None for n, k in zip(sig.names, sig.kinds, strict=True)]
-    floors = units.zero_floors(plain)
+    floors = units.zero_floors(plain, ref.scale, cfg.sibling_floor)
     # Drift is out of range from PSI_WARN on, whatever its own noise; full at PSI 1.
     drift_floor = drift.PSI_WARN / cfg.off_z
     full_z = np.where(is_drift, 1.0 / drift_floor, cfg.full_z)

@@ -46,7 +46,7 @@ class Measured:
     has_baseline: bool  # a separately recorded baseline gave reference figures
     on_baseline: np.ndarray  # rows whose reference is the baseline's
     is_drift: np.ndarray  # rows that are the PSI of a histogram
-    floors: np.ndarray  # spread floor of each row at level zero (its unit's step)
+    floors: np.ndarray  # spread floor of each row at level zero (unit, siblings)
     drift_floor: float  # spread floor of a drift row
     full_z: np.ndarray  # |z| of full severity per row
 
