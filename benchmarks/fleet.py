@@ -37,8 +37,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(str(Path(__file__).resolve().parent))  # after the project: dashboard/ wins
 
-from accuracy import matches  # noqa: E402
-
 from correlator.incidents.evaluator import evaluate_once  # noqa: E402
 from correlator.promsource import make_source  # noqa: E402
 from correlator.settings import ServiceSettings  # noqa: E402
@@ -186,24 +184,25 @@ def run(tmp: Path, url: str, args, at: float, fleet: simulation.Fleet) -> int | 
     engine = make_engine(f"sqlite:///{tmp / 'causeline.db'}")
     keep_records(engine, fleet)
     source = make_source(url, str(simulation.MAPPING))
-    counted = Counted(source.reader.client)
-    source.reader.client = counted
     settings = ServiceSettings(database_url=str(engine.url))
-    quiet = Counted(counted.client)  # a pass before the breach: what each 30 s costs
-    source.reader.client = quiet
-    began, cpu = time.perf_counter(), time.process_time()
-    evaluate_once(engine, holder="a", now=at - 900, settings=settings, source=source)
-    took, cpu = time.perf_counter() - began, time.process_time() - cpu
+    client = source.reader.client  # each pass counts what it asks through its own wrapper
+
+    def evaluated(now: float, holder: str = "a"):
+        """Return one pass's report, seconds, CPU seconds and the TSDB queries it sent."""
+        counted = Counted(client)
+        source.reader.client = counted
+        began, cpu = time.perf_counter(), time.process_time()
+        report = evaluate_once(engine, holder=holder, now=now, settings=settings, source=source)
+        return report, time.perf_counter() - began, time.process_time() - cpu, counted
+
+    _, took, cpu, quiet = evaluated(at - 900)  # before the breach: what each 30 s costs
     print(
         f"  a quiet pass (nothing breached): {took:.2f} s, {cpu:.2f} CPU s "
         f"({100 * cpu / 30:.0f} % of a core at 30 s passes), {quiet.queries} queries, "
         f"{quiet.series:,} series and {quiet.samples:,} samples answered"
     )
-    source.reader.client = counted
-    began, cpu = time.perf_counter(), time.process_time()
-    report = evaluate_once(engine, holder="a", now=at, settings=settings, source=source)
-    took, cpu = time.perf_counter() - began, time.process_time() - cpu
-    other = evaluate_once(engine, holder="b", now=at, settings=settings, source=source)
+    report, took, cpu, counted = evaluated(at)
+    other, *_ = evaluated(at, holder="b")
     print(
         f"  evaluation pass over {report['checked']} SLAs (opening and ranking what breaches): "
         f"{took:.2f} s, {cpu:.2f} CPU s, {counted.queries} queries "
@@ -216,10 +215,7 @@ def run(tmp: Path, url: str, args, at: float, fleet: simulation.Fleet) -> int | 
         for found in list_incidents(conn=conn):
             incident = get_incident(conn=conn, incident_id=found["id"])
             suspects = incident["suspects"]
-            rank = next(
-                (i for i, s in enumerate(suspects, 1) if any(matches(s, c) for c in fleet.truth)),
-                None,
-            )
+            rank = simulation.rank_of(suspects, fleet.truth)
             top = suspects[0] if suspects else {}
             print(
                 f"  incident {found['id']} ({found['sla']}): root cause at rank {rank}; top "

@@ -41,17 +41,17 @@ from sqlalchemy import text
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from accuracy import matches  # noqa: E402
 from fleet import keep_records, write  # noqa: E402
 
 from collector.prompb import encode_samples, label_fields  # noqa: E402
 from collector.remote_write import PROTOCOL_HEADERS  # noqa: E402
 from collector.snappy import compress  # noqa: E402
+from correlator.bundle import Series  # noqa: E402
 from correlator.store.engine import make_engine  # noqa: E402
 from correlator.store.incidents import get_incident, list_incidents  # noqa: E402
 from tests.alerts.receiver import Receiver  # noqa: E402
 from tests.fleet import simulation  # noqa: E402
-from tests.helpers import free_port, poll  # noqa: E402
+from tests.helpers import free_port, poll, unlabelled_samples  # noqa: E402
 from tests.promsource import servers  # noqa: E402
 
 STEP = simulation.STEP
@@ -111,7 +111,7 @@ def database(server: str):
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:
-        yield str(make_engine(server).url.set(database=name).render_as_string(False))
+        yield admin.url.set(database=name).render_as_string(hide_password=False)
     finally:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
@@ -167,10 +167,8 @@ def one_round(args, kind: str, seed: int) -> dict | None:
             port = free_port()
             argv = [str(CAUSELINE), "serve", "--port", str(port)]
             log = tmp / f"replica-{name}.log"
-            stack.enter_context(_env(env))
-            proc = stack.enter_context(
-                servers.running(argv, log, f"http://127.0.0.1:{port}/readyz", 60)
-            )
+            ready = f"http://127.0.0.1:{port}/readyz"
+            proc = stack.enter_context(servers.running(argv, log, ready, 60, env=env))
             replicas.append(psutil.Process(proc.pid))
             ports.append(port)
         cpu0 = [p.cpu_times() for p in replicas]
@@ -198,14 +196,7 @@ def one_round(args, kind: str, seed: int) -> dict | None:
         with engine.connect() as conn:
             incidents = list_incidents(conn=conn)
             incident = get_incident(conn=conn, incident_id=first["json"]["incident_id"])
-        rank = next(
-            (
-                i
-                for i, s in enumerate(incident["suspects"], 1)
-                if any(matches(s, c) for c in fleet.truth)
-            ),
-            None,
-        )
+        rank = simulation.rank_of(incident["suspects"], fleet.truth)
         row = {
             "to_message": first["at"] - breach,
             "after_for": first["at"] - breach - fleet.slas[0]["for_seconds"],
@@ -213,7 +204,10 @@ def one_round(args, kind: str, seed: int) -> dict | None:
             "incidents": len(incidents),
             "messages": len(opened()),
         }
-        passes = [_evaluator(port) for port in ports]
+        passes = [
+            unlabelled_samples(httpx.get(f"http://127.0.0.1:{p}/metrics", timeout=10).text)
+            for p in ports
+        ]
         peaks = [_peak_mib(p.pid) for p in replicas]
         lag = max((v for t, v in scraper.lags.items() if t >= breach - 60), default=0.0)
         print(
@@ -243,17 +237,6 @@ def one_round(args, kind: str, seed: int) -> dict | None:
         return row
 
 
-def _evaluator(port: int) -> dict[str, float]:
-    """Return a replica's unlabelled evaluator figures from its /metrics."""
-    text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
-    out = {}
-    for line in text.splitlines():
-        name, _, value = line.partition(" ")
-        if name.startswith("causeline_evaluator_"):
-            out[name] = float(value)
-    return out
-
-
 def _peak_mib(pid: int) -> float:
     """Return a process's peak resident memory (Linux: VmHWM), MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -262,21 +245,9 @@ def _peak_mib(pid: int) -> float:
     return float("nan")
 
 
-def _head(s, n: int):
-    """Return the series' first ``n`` points as a series of the same kind."""
-    return type(s)(s.name, s.labels, s.ts[:n], s.values[:n])
-
-
-@contextmanager
-def _env(env: dict[str, str]):
-    """Set the process environment for the replicas started inside the block."""
-    saved = dict(os.environ)
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+def _head(s: Series, n: int) -> Series:
+    """Return the series' first ``n`` points."""
+    return Series(s.name, s.labels, s.ts[:n], s.values[:n])
 
 
 def _cpu(times) -> float:

@@ -67,7 +67,7 @@ class Selector:
 
     def promql(self) -> str:
         """Return the selector as PromQL text (values quoted and escaped)."""
-        body = ",".join(f'{m.label}{m.op}"{_quote(m.value)}"' for m in self.matchers)
+        body = ",".join(matcher_text(m.label, m.op, m.value) for m in self.matchers)
         return f"{self.name or ''}{{{body}}}" if body else str(self.name)
 
 
@@ -81,8 +81,10 @@ def _cost(matcher: Matcher) -> int:
     return 0 if matcher.pattern is None else 1 + matcher.pattern.programsize
 
 
-def _quote(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+def matcher_text(label: str, op: str, value: str) -> str:
+    """Return one label matcher as PromQL text: ``label op "value"``, the value escaped."""
+    quoted = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'{label}{op}"{quoted}"'
 
 
 def _unescape(match: re.Match) -> str:

@@ -57,6 +57,18 @@ def poll(predicate, timeout: float, interval: float = 0.05):
     return None
 
 
+def unlabelled_samples(exposition: str) -> dict[str, float]:
+    """Return each unlabelled sample of a Prometheus text exposition by its name."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {
+        s.name: s.value
+        for family in text_string_to_metric_families(exposition)
+        for s in family.samples
+        if not s.labels
+    }
+
+
 def free_port() -> int:
     """Return a free TCP port on loopback."""
     with socket.socket() as s:

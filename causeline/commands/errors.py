@@ -25,8 +25,8 @@ def open_engine(
 ):
     """Return an engine on --database-url, else $CAUSELINE_DATABASE_URL, else the SQLite file.
 
-    ``schema``: first upgrade an embedded SQLite file and require a schema elsewhere
-    (``ensure_schema``); ``causeline db``, which manages the schema, passes False.
+    ``schema``: first upgrade an embedded SQLite file and require a schema elsewhere,
+    on the engine returned; ``causeline db``, which manages the schema, passes False.
     ``named_file_must_exist``: a SQLite file the option or the variable names must exist:
     a mistyped path would otherwise become an empty database that answers "no incidents".
     ``if_present``: return None when neither names a database and the embedded file does
@@ -41,26 +41,32 @@ def open_engine(
     resolved = resolve_database_url(url)
     if named_file_must_exist and given:
         _require_sqlite_file(resolved)
+    engine = make_engine(resolved)
     if schema:
-        ensure_schema(resolved)
-    return make_engine(resolved)
+        try:
+            _schema_on(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+    return engine
 
 
 def ensure_schema(url: str) -> None:
     """Upgrade an embedded SQLite file; require an explicit upgrade elsewhere."""
+    open_engine(url).dispose()
+
+
+def _schema_on(engine) -> None:
+    """Upgrade the engine's embedded SQLite file; elsewhere require a schema (CliError)."""
     from correlator.store.migrate import current_revision
     from correlator.store.migrate import upgrade as do_upgrade
 
-    engine = open_engine(url, schema=False)
-    try:
-        if url.startswith("sqlite"):
-            do_upgrade(engine)
-        elif current_revision(engine) is None:
-            raise CliError(
-                "the database has no schema: run `causeline db upgrade --database-url ...` first"
-            )
-    finally:
-        engine.dispose()
+    if engine.dialect.name == "sqlite":
+        do_upgrade(engine)
+    elif current_revision(engine) is None:
+        raise CliError(
+            "the database has no schema: run `causeline db upgrade --database-url ...` first"
+        )
 
 
 def _require_sqlite_file(url: str) -> None:

@@ -28,6 +28,7 @@ from correlator.promql.plan import (
     Unsupported,
     parse_query,
 )
+from correlator.selector import matcher_text
 
 # Functions whose answer depends on series the matcher would take away, or that make labels.
 _FOLDING = frozenset({"absent", "absent_over_time", "scalar"})
@@ -83,15 +84,12 @@ def _walk(expr, selectors: list, strings: list) -> None:
         _walk(arg, selectors, strings)
 
 
-def _parts(text: str) -> tuple[list, list[str]]:
+def _parts(tree) -> tuple[list, list[str]]:
+    """Return a parsed expression's vector selectors and string literals, in order."""
     selectors: list = []
     strings: list[str] = []
-    _walk(pp.parse(text), selectors, strings)
+    _walk(tree, selectors, strings)
     return selectors, strings
-
-
-def _quote(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _literal(text: str) -> Callable[[re.Match[str]], str]:
@@ -104,19 +102,20 @@ def with_matcher(query: str, label: str, op: str, value: str) -> str | None:
     try:
         if not carries(parse_query(query), label):
             return None
-        selectors, strings = _parts(query)
+        tree = pp.parse(query)
     except (Unsupported, ValueError):
         return None
+    selectors, strings = _parts(tree)
     if not selectors or any(vs.matchers.or_matchers for vs in selectors):
         return None
-    matcher = f'{label}{op}"{_quote(value)}"'
-    text = str(pp.parse(query))
+    matcher = matcher_text(label, op, value)
+    text = str(tree)
     for head in dict.fromkeys(f"{vs.name or ''}{vs.matchers}" for vs in selectors):
         inner = head[head.index("{") + 1 : -1]
         new = f"{head[: head.index('{')]}{{{inner + ', ' if inner else ''}{matcher}}}"
         text = re.sub(rf"(?<![{_WORD}]){re.escape(head)}", _literal(new), text)
     try:
-        got, kept = _parts(text)
+        got, kept = _parts(pp.parse(text))
     except ValueError:
         return None
     ops = {"=": "Equal", "!=": "NotEqual", "=~": "Re", "!~": "NotRe"}

@@ -15,14 +15,11 @@ import re
 
 from correlator.promsource.expression import group_regex, with_matcher
 from correlator.promsource.mapping import MetricRule
+from correlator.selector import matcher_text
 
 SCOPE_ORDER = ("model", "service", "instance", "host", "pod", "node")  # narrowest first
 MAX_VALUES = 200  # values one matcher lists at most; more: the rule is not narrowed
 _BARE = re.compile(r"\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(?:\{(.*)\})?\s*", re.S)
-
-
-def _quote(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def source_label(rule: MetricRule, target: str) -> str | None:
@@ -75,6 +72,20 @@ def _asked(rule: MetricRule, values: dict[str, set[str]]) -> list[tuple[str, str
     return out
 
 
+def _either(queries: list[str]) -> str | None:
+    """Return the queries joined with ``or``, each in brackets when there are several."""
+    queries = list(dict.fromkeys(queries))
+    if len(queries) > 1:
+        return " or ".join(f"({q})" for q in queries)
+    return queries[0] if queries else None
+
+
+def _selector(bare: re.Match, tests: list[str]) -> str:
+    """Return a bare rule's selector with ``tests`` (matcher texts) after its own matchers."""
+    body = (bare.group(2) or "").strip().rstrip(",")
+    return f"{bare.group(1)}{{{', '.join([body, *tests] if body else tests)}}}"
+
+
 def _expression(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
     """Return an expression rule's query kept to the scope, or None if it cannot be."""
     asked = _asked(rule, values)
@@ -83,9 +94,7 @@ def _expression(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
     parts = [with_matcher(rule.query, label, "=~", regex) for label, regex in asked]
     if any(p is None for p in parts):
         return None
-    if len(parts) > 1:
-        return " or ".join(f"({p})" for p in parts)
-    return parts[0]
+    return _either([p for p in parts if p is not None])
 
 
 def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
@@ -101,30 +110,20 @@ def narrowed(rule: MetricRule, values: dict[str, set[str]]) -> str | None:
     asked = _asked(rule, values)
     if not asked:
         return None
-    body = (bare.group(2) or "").strip().rstrip(",")
-    parts = []
-    for label, regex in asked:
-        matcher = f'{label}=~"{_quote(regex)}"'
-        parts.append(f"{bare.group(1)}{{{body + ', ' if body else ''}{matcher}}}")
-    return " or ".join(parts)
-
-
-def _pushable(rule: MetricRule, label: str) -> str | None:
-    """Return the server's label a selector's matcher on ``label`` may test, or None."""
-    if any(r.source == label and r.target != label for r in rule.labels):
-        return None  # the label is renamed away: the output does not carry it
-    return source_label(rule, label)
+    return " or ".join(
+        _selector(bare, [matcher_text(label, "=~", regex)]) for label, regex in asked
+    )
 
 
 def _pushed_test(rule: MetricRule, matcher) -> tuple[str, str, str] | None:
     """Return a selector matcher as the server's label, operator and value, or None."""
-    source = _pushable(rule, matcher.label)
+    if any(r.source == matcher.label and r.target != matcher.label for r in rule.labels):
+        return None  # the label is renamed away: the output does not carry it
+    source = source_label(rule, matcher.label)
     if source is not None:
         return source, matcher.op, matcher.value
     if matcher.op not in ("=", "=~"):
         return None  # a negation of a rewritten label has no one regex of its sources
-    if any(r.source == matcher.label and r.target != matcher.label for r in rule.labels):
-        return None
     regex = re.escape(matcher.value) if matcher.op == "=" else matcher.value
     asked = _source_regex(rule, matcher.label, regex)
     return (asked[0], "=~", asked[1]) if asked is not None else None
@@ -143,10 +142,7 @@ def _pushed_expression(rule: MetricRule, selectors) -> str | None:
         if not asked:
             return None
         parts.append(query)
-    parts = list(dict.fromkeys(parts))
-    if len(parts) > 1:
-        return " or ".join(f"({p})" for p in parts)
-    return parts[0] if parts else None
+    return _either(parts)
 
 
 def pushed_down(rule: MetricRule, selectors) -> str | None:
@@ -161,16 +157,10 @@ def pushed_down(rule: MetricRule, selectors) -> str | None:
     bare = _BARE.fullmatch(rule.query)
     if bare is None:
         return _pushed_expression(rule, selectors)
-    body = (bare.group(2) or "").strip().rstrip(",")
     parts = []
     for sel in selectors:
-        tests = []
-        for m in sel.matchers:
-            test = _pushed_test(rule, m)
-            if test is not None:
-                tests.append(f'{test[0]}{test[1]}"{_quote(test[2])}"')
+        tests = [matcher_text(*t) for m in sel.matchers if (t := _pushed_test(rule, m))]
         if not tests:
             return None
-        inner = ", ".join([body, *tests] if body else tests)
-        parts.append(f"{bare.group(1)}{{{inner}}}")
+        parts.append(_selector(bare, tests))
     return " or ".join(dict.fromkeys(parts)) or None

@@ -159,10 +159,11 @@ def build(
         fleet.series += _gpus(host(n), n, ts, rng, kind if sick else "", after, gpu, gpus)
         busy = kind == "noisy_neighbour" and sick
         fleet.series += _node(host(n), ts, rng, cpus, busy & after)
+    never = np.zeros(ts.size, bool)
     for m, replicas in where.items():
         for h in replicas:
-            slow = ts >= breach if m == model and h in sick_hosts else None
-            longer = (ts >= start) if kind == "input_length" and m == model else None
+            slow = ts >= breach if m == model and h in sick_hosts else never
+            longer = after if kind == "input_length" and m == model else never
             if server(m) == "vllm":
                 fleet.series += _vllm(m, h, ts, rng, slow, longer)
             else:
@@ -180,6 +181,23 @@ def build(
         fleet.changes.append(change | {"summary": f"{model} 2.0 rollout: long-context prompts"})
         fleet.truth.append({"kind": "change", "id": change["id"]})
     return fleet
+
+
+def rank_of(suspects: list[dict], truth: list[dict]) -> int | None:
+    """Return the 1-based rank of the first suspect that is one of the root causes."""
+    return next((i for i, s in enumerate(suspects, 1) if any(_is(s, c) for c in truth)), None)
+
+
+def _is(suspect: dict, cause: dict) -> bool:
+    """Say whether a suspect is a root cause (a group: its shared labels and its first)."""
+    if cause["kind"] == "change":
+        return suspect.get("kind") == "change" and suspect.get("id") == cause["id"]
+    if suspect.get("kind") != "series" or suspect.get("metric") != cause["metric"]:
+        return False
+    labels = suspect.get("labels") or {}
+    if suspect.get("members"):
+        labels = labels | suspect["members"][0]["labels"]
+    return all(labels.get(k) == v for k, v in cause["labels"].items())
 
 
 def _truth(kind: str, model: str, hosts: list[str], gpu: str) -> list[dict]:
@@ -303,15 +321,14 @@ def _vllm(model, name, ts, rng, slow, longer) -> list[Series]:
     labels = {"model_name": model, "instance": f"{name}:8000", "job": "vllm"}
     fast = _lognormal_shares(E2E_BUCKETS, 0.6, 0.25)
     late = _lognormal_shares(E2E_BUCKETS, 4.0, 0.3)
-    mix = np.where((slow if slow is not None else np.zeros(ts.size, bool))[:, None], late, fast)
+    mix = np.where(slow[:, None], late, fast)
     per_step = 20.0 * STEP
     out = _histogram(
         "vllm:e2e_request_latency_seconds", labels, ts, rng, per_step, E2E_BUCKETS, mix, 0.7
     )
     short = _lognormal_shares(PROMPT_BUCKETS, 300.0, 0.8)
     long = _lognormal_shares(PROMPT_BUCKETS, 3_000.0, 0.6)
-    grown = longer if longer is not None else np.zeros(ts.size, bool)
-    prompts = np.where(grown[:, None], long, short)
+    prompts = np.where(longer[:, None], long, short)
     out += _histogram(
         "vllm:request_prompt_tokens", labels, ts, rng, per_step, PROMPT_BUCKETS, prompts, 400.0
     )
@@ -333,7 +350,6 @@ def _triton(model, name, ts, rng, slow) -> list[Series]:
     labels = {"model": model, "version": "1", "instance": f"{name}:8002", "job": "triton"}
     per_step = 250.0 * STEP
     done = np.cumsum(rng.poisson(per_step, ts.size)).astype(float)
-    slow = slow if slow is not None else np.zeros(ts.size, bool)
     out = [
         Series("nv_inference_request_success", labels, ts, done),
         Series("nv_inference_request_failure", labels, ts, np.zeros(ts.size)),

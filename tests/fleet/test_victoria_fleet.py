@@ -31,21 +31,6 @@ CASES = [(k, s) for k in simulation.KINDS for s in SEEDS if (k, s) != ("input_le
 HOOK = {"channels": [{"name": "chat", "kind": "webhook", "url": "http://127.0.0.1:9/hook"}]}
 
 
-def _matches(suspect: dict, cause: dict) -> bool:
-    if cause["kind"] == "change":
-        return suspect.get("kind") == "change" and suspect.get("id") == cause["id"]
-    if suspect.get("kind") != "series" or suspect.get("metric") != cause["metric"]:
-        return False
-    labels = suspect.get("labels") or {}
-    if suspect.get("members"):  # a group of sibling series: its shared labels and its first
-        labels = labels | suspect["members"][0]["labels"]
-    return all(labels.get(k) == v for k, v in cause["labels"].items())
-
-
-def _rank(suspects: list[dict], truth: list[dict]) -> int | None:
-    return next((i for i, s in enumerate(suspects, 1) if any(_matches(s, c) for c in truth)), None)
-
-
 @pytest.mark.parametrize(("kind", "served"), CASES)
 def test_each_incident_kind_is_opened_alerted_and_ranked_once(
     tmp_path, kind, served, engine, monkeypatch
@@ -101,6 +86,6 @@ def test_each_incident_kind_is_opened_alerted_and_ranked_once(
             sent = list_outbox(conn=conn, incident_id=incident["id"])
     assert [r["event"] for r in sent] == ["opened"]  # one message, on the one channel
     assert scoped, "the analysis read the whole fleet instead of its scope"
-    rank = _rank(incident["suspects"], fleet.truth)
+    rank = simulation.rank_of(incident["suspects"], fleet.truth)
     top = [(s.get("metric") or s.get("id"), s.get("labels")) for s in incident["suspects"][:3]]
     assert rank is not None and rank <= 3, (kind, fleet.truth, top)

@@ -21,7 +21,7 @@ from correlator.store.engine import write_transaction
 from correlator.store.lease import lease_holder, take_lease
 from correlator.store.samples import time_bounds
 from tests.conftest import scenarios_dir
-from tests.helpers import count_rows
+from tests.helpers import count_rows, unlabelled_samples
 from tests.incidents.conftest import field_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,7 +233,7 @@ def test_service_lifespan_runs_the_evaluator(engine):
         while time.time() < deadline and not c.get("/api/v1/incidents").json():
             time.sleep(0.2)
         got = c.get("/api/v1/incidents").json()
-        scraped = _figures(c.get("/metrics").text)
+        scraped = unlabelled_samples(c.get("/metrics").text)
     assert len(got) == 1 and got[0]["status"] == "open" and got[0]["severity"] == "critical"
     # The service says what its evaluator did: passes run, how long the last took.
     assert scraped["causeline_evaluator_passes_total"] >= 1
@@ -244,16 +244,6 @@ def test_service_lifespan_runs_the_evaluator(engine):
         scraped["causeline_evaluator_pass_seconds_total"]
         >= (scraped["causeline_evaluator_last_pass_seconds"])
     )
-
-
-def _figures(exposition: str) -> dict[str, float]:
-    """Return each unlabelled sample of a Prometheus exposition by name."""
-    out = {}
-    for line in exposition.splitlines():
-        name, _, value = line.partition(" ")
-        if line and not line.startswith("#") and "{" not in name:
-            out[name] = float(value)
-    return out
 
 
 def test_a_pass_slower_than_the_interval_is_counted_and_warned(caplog):

@@ -42,10 +42,17 @@ def scrape_config(target: str) -> str:
 
 
 @contextlib.contextmanager
-def running(args: list[str], log: Path, ready_url: str, timeout: float = 30.0):
-    """Run a server until the block ends; wait until ``ready_url`` answers 200."""
+def running(
+    args: list[str],
+    log: Path,
+    ready_url: str,
+    timeout: float = 30.0,
+    env: dict[str, str] | None = None,
+):
+    """Run a server (in ``env``, else this environment) until the block ends; wait until
+    ``ready_url`` answers 200."""
     with log.open("wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + timeout
         while True:
