@@ -34,8 +34,8 @@ from storage import bench_series, store_span  # noqa: E402  (benchmarks/storage.
 def late_rebuild(engine, series_id: int, hour_start: float) -> tuple[float, int]:
     """Store a late sample in the compacted hour, roll it up again; return seconds and memory."""
     from correlator.store.engine import write_transaction
-    from correlator.store.rollups import roll_up
-    from correlator.store.samples import insert_columns, sample_columns
+    from correlator.store.tsdb.rollups import roll_up
+    from correlator.store.tsdb.write import insert_columns, sample_columns
 
     with write_transaction(engine) as conn:
         insert_columns(conn=conn, cols=sample_columns([series_id], [[hour_start + 0.5]], [[5.0]]))
@@ -59,10 +59,10 @@ def late_rebuild(engine, series_id: int, hour_start: float) -> tuple[float, int]
 
 def measure(url: str, args) -> None:
     """Compact the stored hour while writing fresh points; print both."""
-    from correlator.store.compaction import compact
     from correlator.store.engine import make_engine, write_transaction
     from correlator.store.migrate import upgrade
-    from correlator.store.samples import insert_columns, sample_columns
+    from correlator.store.tsdb.compaction import compact
+    from correlator.store.tsdb.write import insert_columns, sample_columns
 
     engine = make_engine(url)
     try:

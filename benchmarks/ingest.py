@@ -258,7 +258,7 @@ def fill_days(url: str, n_series: int, days: int, step: float, end: float) -> in
     from sqlalchemy import create_engine
 
     from correlator.store.engine import write_transaction
-    from correlator.store.partitions import ensure_partitions
+    from correlator.store.tsdb.partitions import ensure_partitions
 
     engine = create_engine(url)
     with write_transaction(engine) as conn:
@@ -291,7 +291,7 @@ def range_latency(url: str, n_series: int, end: float, repeats: int, explain: bo
     """Time read_range of every series over the last 24 h; optionally print the plan."""
     from sqlalchemy import create_engine
 
-    from correlator.store.samples import read_range
+    from correlator.store.tsdb.read import read_range
 
     engine = create_engine(url)
     times, points = [], 0
@@ -450,7 +450,7 @@ def store_only(rows, batch: int, url: str) -> dict:
     import numpy as np
 
     from correlator.store.engine import make_engine, write_transaction
-    from correlator.store.samples import insert_columns, sample_columns
+    from correlator.store.tsdb.write import insert_columns, sample_columns
 
     cli("db", "upgrade", env=os.environ | {"CAUSELINE_DATABASE_URL": url})
     batches = []

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement  # noqa: E402
 from correlator.store.engine import SQLITE_PAGE_SIZE  # noqa: E402
-from correlator.store.samples import (  # noqa: E402
+from correlator.store.tsdb.write import (  # noqa: E402
     _SQLITE_ROWS,
     SampleColumns,
     _copy_binary,

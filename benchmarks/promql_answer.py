@@ -39,8 +39,8 @@ def seed(url: str, series: int, end: int) -> None:
     """Store ``series`` series of ``HOURS`` hours at 15 s, ending at ``end``."""
     from collector.schema import Batch, SeriesBatch
     from correlator.store.engine import make_engine
-    from correlator.store.ingest import store_batch
     from correlator.store.migrate import upgrade
+    from correlator.store.tsdb.ingest import store_batch
 
     engine = make_engine(url)
     upgrade(engine)

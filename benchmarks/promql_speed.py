@@ -55,8 +55,8 @@ def store(url: str, series: list[Series]) -> None:
     """Write the series into a causeline store."""
     from collector.schema import Batch, SeriesBatch
     from correlator.store.engine import make_engine
-    from correlator.store.ingest import store_batch
     from correlator.store.migrate import upgrade
+    from correlator.store.tsdb.ingest import store_batch
 
     engine = make_engine(url)
     upgrade(engine)

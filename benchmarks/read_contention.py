@@ -80,7 +80,7 @@ def parse_rate(bodies: list[bytes], duty: float, seconds: float = 3.0) -> float:
 
 def read_ms(engine, ids: list[int], end: float, step: float | None, repeats: int) -> float:
     """Return the median milliseconds of a 24 h read_range."""
-    from correlator.store.samples import read_range
+    from correlator.store.tsdb.read import read_range
 
     times = []
     for _ in range(repeats):
@@ -93,9 +93,9 @@ def read_ms(engine, ids: list[int], end: float, step: float | None, repeats: int
 
 def prepare(engine, args) -> None:
     """Store the data, roll it up and compact all but the two-hour head."""
-    from correlator.store.compaction import compact
     from correlator.store.migrate import upgrade
-    from correlator.store.rollups import roll_up
+    from correlator.store.tsdb.compaction import compact
+    from correlator.store.tsdb.rollups import roll_up
 
     upgrade(engine)
     fill(engine, args.series, args.days, args.step, args.end, "mixed")

@@ -35,8 +35,8 @@ PG_ADMIN = os.environ.get("CAUSELINE_BENCH_PG", "postgresql://postgres@127.0.0.1
 def fill(engine, n_series: int, hours: float, end: float) -> tuple[list[int], int]:
     """Store 15 s samples (a random walk, 1% NaN) of n_series series; return ids and rows."""
     from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_columns, sample_columns
-    from correlator.store.series import ensure_series
+    from correlator.store.tsdb.series import ensure_series
+    from correlator.store.tsdb.write import insert_columns, sample_columns
 
     rng = np.random.default_rng(1)
     items = {
@@ -63,7 +63,7 @@ def fill(engine, n_series: int, hours: float, end: float) -> tuple[list[int], in
 
 def read_once(engine, ids, start, end, step) -> dict:
     """Read every series in one call."""
-    from correlator.store.samples import read_range
+    from correlator.store.tsdb.read import read_range
 
     with engine.connect() as conn:
         return read_range(conn=conn, series_ids=ids, start=start, end=end, step=step)
@@ -103,7 +103,7 @@ def run(engine_name: str, url: str, args) -> None:
     """Fill one store and print raw against rollup read times and the job's time."""
     from correlator.store.engine import make_engine
     from correlator.store.migrate import upgrade
-    from correlator.store.rollups import roll_up
+    from correlator.store.tsdb.rollups import roll_up
 
     engine = make_engine(url)
     try:

@@ -4,7 +4,7 @@
 (``none``, the one kept); the rest go to ``causeline``. Everything else of a batch runs as
 usual (body, validation, series lookup and creation, events, the transaction and its
 commit), so its rate is the most any layout of the samples could give the service.
-The store's own head (keyed rows and runs, ``correlator/store/runs.py``) replaced the
+The store's own head (keyed rows and runs, ``correlator/store/tsdb/head.py``) replaced the
 prototype heads measured here before.
 
     CAUSELINE_DATABASE_URL=sqlite:///ceiling.db python benchmarks/serve_head.py none serve
@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from causeline.cli import main  # noqa: E402
 from correlator.store import ingest  # noqa: E402
-from correlator.store.samples import SampleColumns  # noqa: E402
+from correlator.store.tsdb.read import SampleColumns  # noqa: E402
 
 
 def count_only(*, conn: object, cols: SampleColumns, runs_ok: bool = True) -> int:

@@ -59,7 +59,7 @@ def values_of(kind: str, sid: int, ts: np.ndarray, rng) -> np.ndarray:
 def bench_series(engine, n_series: int) -> list[int]:
     """Create the benchmark's series (``bench_metric{i=...}``); return their ids in order."""
     from correlator.store.engine import write_transaction
-    from correlator.store.series import ensure_series
+    from correlator.store.tsdb.series import ensure_series
 
     with write_transaction(engine) as conn:
         ids = ensure_series(
@@ -77,7 +77,7 @@ def store_span(
     batch does.
     """
     from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_columns, sample_columns
+    from correlator.store.tsdb.write import insert_columns, sample_columns
 
     total = 0
     step = points or len(ts)
@@ -100,19 +100,19 @@ def fill(
     With ``points``, as runs: every hour counts as fresh, as it did when a live sender sent
     it, in batches of that many points a series.
     """
-    from correlator.store import samples
+    from correlator.store.tsdb import write
 
     rng = np.random.default_rng(7)
     sids = bench_series(engine, n_series)
     total = 0
-    fresh_cut = samples.late_cut
+    fresh_cut = write.late_cut
     if points:
-        samples.late_cut = lambda now=None: -(2**40)  # every hour fresh: runs, as live
+        write.late_cut = lambda now=None: -(2**40)  # every hour fresh: runs, as live
     for d in range(days, 0, -1):
         ts = np.arange(end - d * DAY, end - (d - 1) * DAY, step)
         total += store_span(engine, sids, ts, kind, rng, points)
         print(f"  stored day {days - d + 1}/{days}", file=sys.stderr, end="\r", flush=True)
-    samples.late_cut = fresh_cut
+    write.late_cut = fresh_cut
     print(file=sys.stderr)
     return total
 
@@ -157,7 +157,7 @@ def vacuum(engine, full: bool = False) -> None:
 
 def read_times(engine, n_series: int, end: float, repeats: int = 5) -> dict:
     """Return the median seconds of 24 h reads of n_series at the board's step and raw."""
-    from correlator.store.samples import read_range
+    from correlator.store.tsdb.read import read_range
 
     ids = list(range(1, n_series + 1))
     out = {}
@@ -185,10 +185,10 @@ def scratch_store(engine_name: str, folder: str) -> tuple[str, str | None]:
 
 def run(engine_name: str, args) -> None:
     """Measure one engine."""
-    from correlator.store.compaction import GROUP_ROWS, compact
     from correlator.store.engine import make_engine
     from correlator.store.migrate import upgrade
-    from correlator.store.rollups import roll_up
+    from correlator.store.tsdb.compaction import GROUP_ROWS, compact
+    from correlator.store.tsdb.rollups import roll_up
 
     end = time.time() - 7200
     with tempfile.TemporaryDirectory() as folder:

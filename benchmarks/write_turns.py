@@ -31,8 +31,8 @@ def main() -> None:
     from collector.schema import Event, parse_batch
     from correlator.store.engine import make_engine, write_transaction
     from correlator.store.events import insert_events
-    from correlator.store.ingest import SeriesCache, store_batch
     from correlator.store.migrate import upgrade
+    from correlator.store.tsdb.ingest import SeriesCache, store_batch
 
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

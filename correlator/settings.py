@@ -125,7 +125,7 @@ class ServiceSettings(BaseSettings):
     raw_retention_days: NonNegativeInt = 7
     rollup_retention_days: NonNegativeInt = 90
     retention_interval_seconds: Seconds = 3600.0
-    # 1-minute rollups of recent raw samples (correlator/store/rollups.py), so reads with a
+    # 1-minute rollups of recent raw samples (correlator/store/tsdb/rollups.py), so reads with a
     # step of a minute or more scan fewer rows: every rollup_interval_seconds (the first pass
     # one interval after start), up to rollup_max_hours hours that ended rollup_lag_seconds
     # ago, under the same lease as retention.
@@ -133,7 +133,7 @@ class ServiceSettings(BaseSettings):
     rollup_interval_seconds: Seconds = 300.0
     rollup_lag_seconds: SecondsOrZero = 300.0
     rollup_max_hours: PositiveInt = 24
-    # Compaction (correlator/store/compaction.py): with each rollup pass, up to
+    # Compaction (correlator/store/tsdb/compaction.py): with each rollup pass, up to
     # compaction_max_hours complete hours older than compaction_head_seconds (at least an
     # hour) move from raw samples into compressed per-series chunks.
     compaction_enabled: bool = True

@@ -124,7 +124,7 @@ def make_batch(
 def store_series(engine: Engine, n: int) -> list[int]:
     """Create series m0..m{n-1} (label i) and return their ids in that order."""
     from correlator.store.engine import write_transaction
-    from correlator.store.series import ensure_series
+    from correlator.store.tsdb.series import ensure_series
 
     with write_transaction(engine) as conn:
         ids = ensure_series(conn=conn, items={f"k{i}": (f"m{i}", {"i": str(i)}) for i in range(n)})
@@ -134,7 +134,7 @@ def store_series(engine: Engine, n: int) -> list[int]:
 def insert_samples(engine: Engine, ids, ts, values) -> int:
     """Insert samples of several series (parallel lists) in one transaction; return new ones."""
     from correlator.store.engine import write_transaction
-    from correlator.store.samples import insert_columns, sample_columns
+    from correlator.store.tsdb.write import insert_columns, sample_columns
 
     with write_transaction(engine) as conn:
         return insert_columns(conn=conn, cols=sample_columns(ids, ts, values))
@@ -142,7 +142,7 @@ def insert_samples(engine: Engine, ids, ts, values) -> int:
 
 def read_samples(engine: Engine, ids, start: float, end: float, step: float | None = None):
     """Return ``read_range`` of these series over [start, end]."""
-    from correlator.store.samples import read_range
+    from correlator.store.tsdb.read import read_range
 
     with engine.connect() as conn:
         return read_range(conn=conn, series_ids=ids, start=start, end=end, step=step)

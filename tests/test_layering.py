@@ -116,3 +116,43 @@ def test_below_the_composition_roots_nothing_reads_the_environment():
     assert readers, "the check found no reader at all: it no longer sees os.environ"
     strays = [p for p in readers if not p.startswith(ENV_READERS)]
     assert strays == [], f"read the environment below causeline/ and correlator/api/: {strays}"
+
+
+# What the sample engine itself may use of the store beside it: connections, SQL helpers,
+# the table definitions and the lease; never a record repository or a consumer.
+TSDB = ROOT / "correlator" / "store" / "tsdb"
+TSDB_BASE = ("engine", "dialect", "tables", "lease", "events")
+
+
+def _from_imports(path: Path) -> list[tuple[str, list[str]]]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out.extend((a.name, []) for a in node.names)
+    return out
+
+
+def test_the_sample_engine_is_entered_through_its_face():
+    import correlator.store.tsdb as tsdb
+
+    face = set(tsdb.__all__)
+    outside = [p for folder in PROJECT for p in _files(folder) if TSDB not in p.parents]
+    through_face = 0
+    for path in outside:
+        for module, names in _from_imports(path):
+            assert not module.startswith("correlator.store.tsdb."), f"{path}: imports {module}"
+            if module == "correlator.store.tsdb":
+                past = sorted(set(names) - face)
+                assert not past, f"{path}: {past} are not in correlator.store.tsdb.__all__"
+                through_face += 1
+    assert through_face >= 10, "the check found almost no use of the face: it no longer sees it"
+
+
+def test_the_sample_engine_uses_only_the_stores_foundations():
+    for path in sorted(TSDB.rglob("*.py")):
+        for module, _ in _from_imports(path):
+            if module.startswith("correlator.store.") and not module.startswith("correlator.store.tsdb"):
+                assert module.rsplit(".", 1)[1] in TSDB_BASE, f"{path}: imports {module}"
+            assert not module.startswith(("correlator.api", "correlator.incidents")), path

@@ -95,7 +95,7 @@ def retain(args) -> int:
     import json
 
     from correlator.settings import ServiceSettings
-    from correlator.store.retention import run_retention
+    from correlator.store.tsdb import run_retention
 
     defaults = ServiceSettings()
     engine = open_engine(args.database_url, schema=False)
@@ -119,7 +119,7 @@ def compact_cmd(args) -> int:
     import json
 
     from correlator.settings import ServiceSettings
-    from correlator.store.compaction import compact
+    from correlator.store.tsdb import compact
 
     head = args.head_hours * 3600 if args.head_hours else ServiceSettings().compaction_head_seconds
     progress = Progress("compacting", unit="hours")

@@ -261,8 +261,7 @@ def load_demo(database_url: str, *, hours: float = 6.0, end: float | None = None
     """Store the demo incident; return its model, window and breach."""
     from causeline.demo import MODEL, SLA_NAME, breach_window, demo_bundle
     from correlator.store.bundles import import_bundle
-    from correlator.store.compaction import compact
-    from correlator.store.rollups import roll_up
+    from correlator.store.tsdb import compact, roll_up
 
     bundle = demo_bundle(hours=hours, end=end)
     engine = open_engine(database_url, schema=False)

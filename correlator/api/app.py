@@ -46,8 +46,7 @@ from correlator.incidents.pass_metrics import PassCollector
 from correlator.promsource import source_from_settings
 from correlator.settings import ServiceSettings, resolve_database_url
 from correlator.store.engine import make_engine, make_read_engine
-from correlator.store.ingest import SeriesCache
-from correlator.store.retention import periodic, run_retention_job
+from correlator.store.tsdb import SeriesCache, periodic, run_retention_job
 
 ROUTERS = [
     health.router,

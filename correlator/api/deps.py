@@ -12,7 +12,7 @@ from correlator.api.auth import TokenChecker
 from correlator.api.read_lane import admitted
 from correlator.promsource import PrometheusSource
 from correlator.settings import ServiceSettings
-from correlator.store.ingest import SeriesCache
+from correlator.store.tsdb import SeriesCache
 
 
 def get_engine(request: Request) -> Engine:

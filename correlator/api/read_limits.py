@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from correlator.api.deps import SettingsDep
 from correlator.api.read_lane import admitted
-from correlator.store.bounds import ReadBoundError, TooManyPoints
+from correlator.store.tsdb import ReadBoundError, TooManyPoints
 
 NARROW = "narrow it: a shorter window, a larger step or a more specific selector"
 

@@ -20,10 +20,9 @@ from correlator.selector import selector_from_labels
 from correlator.store.changes import query_changes
 from correlator.store.oncall import who_is_on_call
 from correlator.store.recordings import read_baseline, recording_at
-from correlator.store.samples import time_bounds
-from correlator.store.series import find_series
 from correlator.store.slas import get_sla
 from correlator.store.topology import read_topology
+from correlator.store.tsdb import find_series, time_bounds
 from correlator.store.windows import MetricSource, bundle_for_sla
 from correlator.vocabulary import TEAMS
 

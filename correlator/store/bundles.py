@@ -19,11 +19,10 @@ from correlator.store.recordings import (
     recording_overlapping,
     save_recording,
 )
-from correlator.store.samples import insert_columns, read_range, sample_columns
-from correlator.store.series import ensure_series
 from correlator.store.slas import get_sla, list_slas, upsert_sla
 from correlator.store.tables import SeriesRow
 from correlator.store.topology import read_topology, upsert_topology
+from correlator.store.tsdb import ensure_series, insert_columns, read_range, sample_columns
 
 Progress = Callable[[int, int], None]
 

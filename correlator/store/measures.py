@@ -6,8 +6,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from correlator.selector import selector_from_labels
-from correlator.store.samples import read_range
-from correlator.store.series import find_series
+from correlator.store.tsdb import find_series, read_range
 
 
 def _by_instance(conn: Connection, name: str, model: str | None, start: float, end: float):

@@ -71,7 +71,7 @@ class Sample(Base):
 
 
 class SampleChunk(Base):
-    """A series' samples of hours [hour, end_hour] of one UTC day, compressed (store/chunks.py).
+    """A series' samples of hours [hour, end_hour] of one UTC day, compressed (tsdb/chunks.py).
 
     ``ts`` and ``value`` are pcodec blobs of ms timestamps and float64 values (NaN kept).
     A rowid table on SQLite: a WITHOUT ROWID row over about 1 kB spills into overflow pages.
@@ -89,7 +89,7 @@ class SampleChunk(Base):
 
 
 class SampleRun(Base):
-    """A series' fresh samples of one batch within one hour, uncompressed (store/runs.py).
+    """A series' fresh samples of one batch within one hour, uncompressed (store/tsdb/head.py).
 
     ``ts`` and ``value`` are little-endian int64 ms and float64 arrays (NaN kept). Runs of a
     series and hour follow one another in time; compaction moves them into chunks.
@@ -416,7 +416,7 @@ class SampleRollup(Base):
 
 
 class RollupHour(Base):
-    """Whether samples_1m answers for an hour of raw samples (states in store/rollup_state.py)."""
+    """Whether samples_1m answers for an hour of raw samples (states in tsdb/rollup_state.py)."""
 
     __tablename__ = "samples_1m_hours"
     hour: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)

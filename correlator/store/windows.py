@@ -11,10 +11,9 @@ from sqlalchemy import Connection, func, select
 from correlator.bundle import Bundle, Series
 from correlator.selector import selector_from_labels
 from correlator.store.changes import list_changes
-from correlator.store.samples import read_range
-from correlator.store.series import find_series
 from correlator.store.tables import SeriesRow
 from correlator.store.topology import read_topology
+from correlator.store.tsdb import find_series, read_range
 
 
 class MetricSource(Protocol):

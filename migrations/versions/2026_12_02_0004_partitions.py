@@ -39,7 +39,7 @@ def upgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name != "postgresql":
         return
-    from correlator.store.partitions import create_partitions
+    from correlator.store.tsdb import create_partitions
 
     op.execute("ALTER TABLE samples RENAME TO samples_unpartitioned")
     op.execute("ALTER INDEX samples_pkey RENAME TO samples_unpartitioned_pkey")

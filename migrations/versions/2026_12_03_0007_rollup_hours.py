@@ -18,7 +18,7 @@ down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# correlator.store.rollup_state's EXPIRED and EXPIRED_LATE, fixed here as this revision wrote them
+# tsdb.rollup_state's EXPIRED and EXPIRED_LATE, fixed here as this revision wrote them
 EXPIRED, EXPIRED_LATE = 2, 3
 
 

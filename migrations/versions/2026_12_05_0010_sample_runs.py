@@ -5,7 +5,7 @@ Revises: 0009
 Create Date: 2026-12-05 02:30:00.000000
 
 The table starts empty and nothing is converted: stored samples stay keyed rows or chunks,
-and ingest writes runs of fresh samples from now on (``correlator.store.runs``). Going back
+and ingest writes runs of fresh samples from now on (``correlator.store.tsdb.head``). Going back
 first needs a compaction of the runs' hours (``causeline db compact``), or they are lost.
 """
 

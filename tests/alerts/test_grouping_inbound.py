@@ -14,10 +14,10 @@ from correlator.incidents.evaluator import evaluate_once
 from correlator.store.engine import write_transaction
 from correlator.store.events import list_events
 from correlator.store.incidents import get_incident, list_incidents
-from correlator.store.ingest import store_batch
 from correlator.store.slas import upsert_sla
 from correlator.store.tables import AlertOutbox
 from correlator.store.tokens import create_token
+from correlator.store.tsdb.ingest import store_batch
 from tests.alerts.conftest import alert_settings, store_incident
 from tests.alerts.samples import SLA
 

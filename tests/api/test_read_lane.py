@@ -11,11 +11,11 @@ from collector.schema import series_key
 from correlator.api.app import create_app
 from correlator.selector import Matcher, parse_selector
 from correlator.settings import ServiceSettings
-from correlator.store import series as series_store
 from correlator.store.engine import make_engine, write_transaction
 from correlator.store.migrate import upgrade
-from correlator.store.series import ensure_series
 from correlator.store.tokens import create_token
+from correlator.store.tsdb import series as series_store
+from correlator.store.tsdb.series import ensure_series
 from tests.helpers import make_batch
 
 # RE2 runs this on its slow path: about 0.2 s against one 2 KB label value.

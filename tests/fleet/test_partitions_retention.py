@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from correlator.store.engine import write_transaction
-from correlator.store.partitions import (
+from correlator.store.tsdb.partitions import (
     DAYS_AHEAD,
     DEFAULT,
     NEW_PER_BATCH,
@@ -19,8 +19,9 @@ from correlator.store.partitions import (
     list_partitions,
     partition_name,
 )
-from correlator.store.retention import cutoff_hour, run_retention
-from correlator.store.samples import HOUR_MS, read_range
+from correlator.store.tsdb.read import read_range
+from correlator.store.tsdb.retention import cutoff_hour, run_retention
+from correlator.store.tsdb.write import HOUR_MS
 from tests.helpers import count_rows, insert_samples, store_series
 
 DAY = 86_400.0
@@ -174,8 +175,8 @@ def test_retention_removes_exactly_what_it_should(engine):
 
 
 def test_partitions_seen_are_remembered_per_engine_and_forgotten_when_dropped(pg_engine):
-    from correlator.store import partitions
     from correlator.store.engine import make_engine
+    from correlator.store.tsdb import partitions
 
     ids = store_series(pg_engine, 1)
     insert_samples(pg_engine, ids, [[NOW - 3 * DAY]], [[1.0]])

@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, Phase, example, given, settings
 
 from collector.schema import Batch, SeriesBatch
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb.ingest import store_batch
 from tests.fuzz.promql_grammar import instant_params, queries, range_params
 from tests.promql import data
 

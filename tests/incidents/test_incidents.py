@@ -19,7 +19,7 @@ from correlator.settings import ServiceSettings
 from correlator.store.bundles import import_bundle
 from correlator.store.engine import write_transaction
 from correlator.store.lease import lease_holder, take_lease
-from correlator.store.samples import time_bounds
+from correlator.store.tsdb.read import time_bounds
 from tests.conftest import scenarios_dir
 from tests.helpers import count_rows, unlabelled_samples
 from tests.incidents.conftest import field_of
@@ -212,8 +212,8 @@ def test_two_evaluator_processes_open_one_incident(client, engine, db_url):
 
 
 def test_service_lifespan_runs_the_evaluator(engine):
-    from correlator.store.ingest import store_batch  # noqa: F401  (ingest path exists)
     from correlator.store.slas import upsert_sla
+    from correlator.store.tsdb.ingest import store_batch  # noqa: F401  (ingest path exists)
 
     now = time.time()
     with write_transaction(engine) as conn:

@@ -12,7 +12,7 @@ from correlator.bundle import read_bundle
 from correlator.incidents import snapshot
 from correlator.incidents.scope import scope_of
 from correlator.store.bundles import import_bundle
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb.ingest import store_batch
 from tests.conftest import scenarios_dir
 
 TOPOLOGY = {

@@ -15,7 +15,7 @@ from prometheus_api_client import PrometheusConnect
 from collector.schema import Batch, SeriesBatch
 from correlator.api.app import create_app
 from correlator.settings import ServiceSettings
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb.ingest import store_batch
 from tests.helpers import free_port
 from tests.promql import data
 

@@ -11,8 +11,8 @@ from collector.schema import Batch, SeriesBatch
 from correlator.api.app import create_app
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
-from correlator.store.ingest import store_batch
 from correlator.store.migrate import upgrade
+from correlator.store.tsdb.ingest import store_batch
 from tests.promql import dashboards, data
 from tests.promql.compare import answer_of, same_answer
 from tests.promsource import servers

@@ -23,8 +23,8 @@ from correlator.promql.plan import Unsupported, parse_query
 from correlator.promql.scan import MAX_NESTING, MAX_OPERATORS, ShapeError, check_shape
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
-from correlator.store.ingest import store_batch
 from correlator.store.migrate import upgrade
+from correlator.store.tsdb.ingest import store_batch
 from tests.promql import data
 
 ROOT = Path(__file__).resolve().parents[2]

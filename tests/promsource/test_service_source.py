@@ -20,10 +20,10 @@ from correlator.api.app import create_app
 from correlator.bundle import Series
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine, write_transaction
-from correlator.store.ingest import store_batch
 from correlator.store.migrate import upgrade
 from correlator.store.slas import upsert_sla
 from correlator.store.tokens import create_token
+from correlator.store.tsdb.ingest import store_batch
 from tests.helpers import M1_LATENCY_SLA
 from tests.promsource import servers
 

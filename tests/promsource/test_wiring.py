@@ -19,8 +19,8 @@ from correlator.promsource.source import PrometheusSource
 from correlator.selector import parse_selector
 from correlator.settings import ServiceSettings
 from correlator.store.engine import make_engine
-from correlator.store.ingest import store_batch
 from correlator.store.migrate import upgrade
+from correlator.store.tsdb.ingest import store_batch
 
 ROOT = Path(__file__).resolve().parents[2]
 MAPPING = parse_mapping(

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import text
 
 from collector.schema import Batch
-from correlator.store.deltas import DeltaOverflow
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb.deltas import DeltaOverflow
+from correlator.store.tsdb.ingest import store_batch
 from tests.helpers import count_rows
 from tests.receivers.test_deltas import T, _delta, _stored
 from tests.receivers.test_otlp_api import JSON, NS, export

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from collector.schema import Batch, SeriesBatch
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb.ingest import store_batch
 
 T = 1_700_000_000.0
 
@@ -64,7 +64,7 @@ def test_deltas_and_levels_in_one_batch(engine):
 
 def _all(engine) -> list[tuple[float, float]]:
     """Return every stored (t, value), raw or chunked, as a read sees them."""
-    from correlator.store.samples import read_range
+    from correlator.store.tsdb.read import read_range
 
     with engine.connect() as conn:
         data = read_range(conn=conn, series_ids=[1], start=T - 86_400, end=T + 86_400)
@@ -72,7 +72,7 @@ def _all(engine) -> list[tuple[float, float]]:
 
 
 def test_deltas_into_compacted_hours_count_once_and_build_on_chunked_totals(engine):
-    from correlator.store.compaction import compact
+    from correlator.store.tsdb.compaction import compact
 
     _store(engine, [(10, 1.0), (20, 2.0), (4000, 3.0)])  # two hours, an hour apart
     assert compact(engine=engine, head_seconds=3600).samples == 3

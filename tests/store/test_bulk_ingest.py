@@ -12,15 +12,11 @@ import pytest
 from sqlalchemy import text
 
 from collector.schema import Batch, SeriesBatch
-from correlator.store import samples, series
 from correlator.store.engine import write_transaction
-from correlator.store.ingest import SeriesCache, store_batch
-from correlator.store.samples import (
-    columns_of,
-    insert_rows,
-    sample_columns,
-)
-from correlator.store.series import ensure_series
+from correlator.store.tsdb import series, write
+from correlator.store.tsdb.ingest import SeriesCache, store_batch
+from correlator.store.tsdb.series import ensure_series
+from correlator.store.tsdb.write import columns_of, insert_rows, sample_columns
 from tests.helpers import count_rows, insert_samples, store_series
 
 T0 = 1_700_000_000.0
@@ -70,7 +66,7 @@ def test_every_statement_size_counts_and_stores_each_row(engine, n, per_statemen
     if per_statement and engine.dialect.name != "sqlite":
         pytest.skip("the statement size is SQLite's; PostgreSQL copies the batch whole")
     if per_statement:  # full statements and power-of-two rests both run
-        monkeypatch.setattr(samples, "_SQLITE_ROWS", per_statement)
+        monkeypatch.setattr(write, "_SQLITE_ROWS", per_statement)
     (sid,) = store_series(engine, 1)
     ts = [T0 + k for k in range(n)]
     assert insert_samples(engine, [sid], [ts[::3]], [[1.0] * len(ts[::3])]) == len(ts[::3])

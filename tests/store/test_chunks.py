@@ -11,16 +11,13 @@ import pytest
 from sqlalchemy import event
 
 from collector.schema import MAX_TIMESTAMP
-from correlator.store import chunks, rollups
-from correlator.store.compaction import compact, thaw
 from correlator.store.engine import write_transaction
-from correlator.store.retention import run_retention
-from correlator.store.rollups import rebuild_hours
-from correlator.store.samples import (
-    HOUR_MS,
-    insert_rows,
-    time_bounds,
-)
+from correlator.store.tsdb import chunks, rollups
+from correlator.store.tsdb.compaction import compact, thaw
+from correlator.store.tsdb.read import time_bounds
+from correlator.store.tsdb.retention import run_retention
+from correlator.store.tsdb.rollups import rebuild_hours
+from correlator.store.tsdb.write import HOUR_MS, insert_rows
 from tests.conftest import scenarios_dir
 from tests.helpers import count_rows, insert_samples, read_samples, store_series
 
@@ -279,7 +276,7 @@ def test_retention_rolls_up_and_drops_chunks_past_the_cutoff(engine):
     ids, t0 = _store(engine, hours=30.0)
     compact(engine=engine, now=NOW, head_seconds=3600, max_hours=100)
     if engine.dialect.name == "postgresql":  # yesterday's emptied partition gave its files back
-        from correlator.store.partitions import partition_name
+        from correlator.store.tsdb.partitions import partition_name
 
         with engine.connect() as conn:
             name = partition_name(int(NOW // 86400) - 1)
@@ -354,8 +351,8 @@ def test_thaw_moves_chunked_samples_back_to_raw(engine):
 def test_compacted_hours_drop_their_rollups_and_a_late_sample_rolls_them_again(
     engine, monkeypatch, piece
 ):
-    from correlator.store.rollup_state import COMPACTED, ROLLED, STALE, hour_states
-    from correlator.store.rollups import roll_up
+    from correlator.store.tsdb.rollup_state import COMPACTED, ROLLED, STALE, hour_states
+    from correlator.store.tsdb.rollups import roll_up
 
     monkeypatch.setattr(rollups, "REBUILD_SERIES", piece)
     ids, t0 = _store(engine)
@@ -489,8 +486,8 @@ def test_a_large_group_compacts_in_transactions_of_whole_series(engine, group_ro
 
 
 def test_a_pass_stopped_inside_an_hour_keeps_late_samples_and_finishes_it(engine):
-    from correlator.store.rollup_state import COMPACTED, hour_states
-    from correlator.store.rollups import roll_up
+    from correlator.store.tsdb.rollup_state import COMPACTED, hour_states
+    from correlator.store.tsdb.rollups import roll_up
 
     ids, t0 = _store(engine, hours=3.0)  # hours 10 (from 10:20) and 11 compact, not 12
     roll_up(engine=engine, now=NOW, max_hours=100)

@@ -13,7 +13,7 @@ import pytest
 
 from collector.schema import series_key
 from correlator.store.engine import write_transaction
-from correlator.store.series import ensure_series
+from correlator.store.tsdb.series import ensure_series
 from tests.helpers import free_port, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]

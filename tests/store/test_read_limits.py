@@ -8,11 +8,12 @@ from fastapi.testclient import TestClient
 from collector.schema import series_key
 from correlator.api.app import create_app
 from correlator.settings import ServiceSettings
-from correlator.store import samples
-from correlator.store.bounds import TooManyPoints
 from correlator.store.engine import write_transaction
-from correlator.store.samples import insert_columns, read_range, sample_columns
-from correlator.store.series import ensure_series
+from correlator.store.tsdb import read
+from correlator.store.tsdb.bounds import TooManyPoints
+from correlator.store.tsdb.read import read_range
+from correlator.store.tsdb.series import ensure_series
+from correlator.store.tsdb.write import insert_columns, sample_columns
 
 T0 = 1_700_000_000.0
 POINTS = 40  # per series, 15 s apart
@@ -101,14 +102,14 @@ def test_a_read_past_its_time_budget_gets_503_naming_the_setting(engine):
 def test_the_database_stops_at_the_points_bound(engine, monkeypatch):
     sids = _store(engine)
     fetched: list[int] = []
-    real = samples._fetch
+    real = read._fetch
 
     def counting(*args, **kwargs):
         rows = real(*args, **kwargs)
         fetched.append(len(rows))
         return rows
 
-    monkeypatch.setattr(samples, "_fetch", counting)
+    monkeypatch.setattr(read, "_fetch", counting)
     end = T0 + 15 * POINTS
     with engine.connect() as conn:
         with pytest.raises(TooManyPoints):

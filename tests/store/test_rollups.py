@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from correlator.settings import ServiceSettings
-from correlator.store import rollups
 from correlator.store.engine import write_transaction
 from correlator.store.migrate import upgrade
-from correlator.store.retention import (
+from correlator.store.tsdb import rollups
+from correlator.store.tsdb.retention import (
     cutoff_hour,
     maintain_once,
     run_retention,
     run_retention_job,
 )
-from correlator.store.rollup_state import (
+from correlator.store.tsdb.rollup_state import (
     EXPIRED,
     EXPIRED_LATE,
     ROLLED,
@@ -28,8 +28,8 @@ from correlator.store.rollup_state import (
     mark_late,
     set_states,
 )
-from correlator.store.rollups import roll_up
-from correlator.store.samples import HOUR_MS
+from correlator.store.tsdb.rollups import roll_up
+from correlator.store.tsdb.write import HOUR_MS
 from tests.helpers import engine_at, insert_samples, read_samples, store_series
 
 NOW = 1_764_633_600.0 + 13 * 3600.0 + 1234.5  # 2025-12-02 13:20:34.5 UTC

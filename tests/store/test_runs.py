@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 from collector.schema import Batch, SeriesBatch
-from correlator.store import chunks, rollups, runs, samples
-from correlator.store.compaction import compact, thaw
 from correlator.store.engine import write_transaction
-from correlator.store.ingest import store_batch
-from correlator.store.retention import run_retention
-from correlator.store.rollups import rebuild_hours
-from correlator.store.samples import HOUR_MS, insert_rows, time_bounds
+from correlator.store.tsdb import chunks, head, rollups, write
+from correlator.store.tsdb.compaction import compact, thaw
+from correlator.store.tsdb.ingest import store_batch
+from correlator.store.tsdb.read import time_bounds
+from correlator.store.tsdb.retention import run_retention
+from correlator.store.tsdb.rollups import rebuild_hours
+from correlator.store.tsdb.write import HOUR_MS, insert_rows
 from tests.helpers import count_rows, insert_samples, read_samples, store_series
 from tests.store.test_chunks import NOW, _same, _store, _windows
 
@@ -25,7 +26,7 @@ SPECIAL = [-0.0, np.inf, -np.inf, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, np.
 @pytest.fixture
 def fresh_everywhere(monkeypatch):
     """Take every hour as fresh, so stored history goes as runs as a live agent's would."""
-    monkeypatch.setattr(samples, "late_cut", lambda now=None: -(2**40))
+    monkeypatch.setattr(write, "late_cut", lambda now=None: -(2**40))
 
 
 def _next_hour() -> float:
@@ -104,7 +105,7 @@ def test_a_long_batch_splits_at_hour_ends_and_run_max(engine):
             "SELECT hour, n_samples FROM sample_runs ORDER BY hour, first_ts"
         ).all()
     hour = int(t0 * 1000) // HOUR_MS
-    assert sizes == [(hour, 30), (hour + 1, runs.RUN_MAX), (hour + 1, runs.RUN_MAX), (hour + 1, 8)]
+    assert sizes == [(hour, 30), (hour + 1, head.RUN_MAX), (hour + 1, head.RUN_MAX), (hour + 1, 8)]
     (data,) = _read(engine, t0, t0 + 1000).values()
     np.testing.assert_array_equal(data.ts, t0 + np.arange(150))
 
@@ -150,7 +151,7 @@ def test_a_store_written_as_runs_compacts_bit_for_bit(engine, fresh_everywhere):
     assert len(report.hours) >= 4 and report.samples > 0
     with engine.connect() as conn:
         assert chunks.sample_count(conn=conn) == sum(len(d.ts) for d in whole.values())
-        assert runs.first_hour(conn=conn) * HOUR_MS >= (NOW - 2 * 3600) * 1000  # the head
+        assert head.first_hour(conn=conn) * HOUR_MS >= (NOW - 2 * 3600) * 1000  # the head
     for (window, step), got in before.items():
         _same(read_samples(engine, ids, *window, step=step), got)
     assert compact(engine=engine, now=NOW, head_seconds=3600).samples == 0
@@ -163,7 +164,7 @@ def test_rollups_of_runs_equal_rollups_of_keyed_rows(engine, monkeypatch):
     values = [rng.normal(0, 1, len(ts)).round(3) for _ in range(2)]
     values[1][::13] = np.nan
     insert_samples(engine, ids[:2], [ts] * 2, values)  # late history: keyed rows
-    monkeypatch.setattr(samples, "late_cut", lambda now=None: -(2**40))
+    monkeypatch.setattr(write, "late_cut", lambda now=None: -(2**40))
     insert_samples(engine, ids[2:], [ts] * 2, values)  # the same, as runs
     assert count_rows(engine) == 2 * len(ts) and count_rows(engine, "sample_runs") > 0
     hours = sorted({int(t * 1000) // HOUR_MS for t in ts})
@@ -195,14 +196,14 @@ def test_retention_drops_runs_past_the_cutoff_and_counts_them(engine, fresh_ever
     ids, t0 = _store(engine, hours=30.0)
     day = int(NOW // 86400) * 24
     with engine.connect() as conn:
-        gone = runs.sample_count(conn=conn, to_hour=day)
-        held = runs.sample_count(conn=conn)
+        gone = head.sample_count(conn=conn, to_hour=day)
+        held = head.sample_count(conn=conn)
     assert 0 < gone < held
     report = run_retention(engine=engine, raw_days=0, rollup_days=90, now=NOW)
     assert report.deleted_raw_rows == gone and report.rolled_up_minutes > 0
     with engine.connect() as conn:
-        assert runs.sample_count(conn=conn) == held - gone
-        assert runs.first_hour(conn=conn) >= day
+        assert head.sample_count(conn=conn) == held - gone
+        assert head.first_hour(conn=conn) >= day
     today = read_samples(engine, ids, day * 3600, NOW)
     assert all(d.ts.min() >= day * 3600 for d in today.values())
 
@@ -210,7 +211,7 @@ def test_retention_drops_runs_past_the_cutoff_and_counts_them(engine, fresh_ever
 def test_late_points_for_an_hour_of_runs_count_only_new_times(engine, monkeypatch):
     ids = store_series(engine, 1)
     ts = [NOW - 7200 + 10 * k for k in range(30)]
-    monkeypatch.setattr(samples, "late_cut", lambda now=None: -(2**40))
+    monkeypatch.setattr(write, "late_cut", lambda now=None: -(2**40))
     assert insert_samples(engine, ids, [ts], [[1.0] * 30]) == 30
     monkeypatch.undo()  # the hour is late again: these go keyed, checked against the runs
     assert insert_samples(engine, ids, [ts[:3] + [ts[2] + 5]], [[2.0] * 4]) == 1
@@ -230,7 +231,7 @@ def test_thaw_moves_runs_back_to_keyed_rows(engine, fresh_everywhere):
             from_hour=first,
             insert=lambda rows: insert_rows(conn=conn, rows=rows),
         )
-        left = runs.read(conn=conn, series_ids=[ids[2]], first_hour=first, last_hour=10**9)
+        left = head.read(conn=conn, series_ids=[ids[2]], first_hour=first, last_hour=10**9)
     assert moved > 0 and left == [] and count_rows(engine) == moved
     after = read_samples(engine, ids, t0 - 1, NOW + 1)
     for sid, data in before.items():  # equal: keyed rows on SQLite keep -0.0 as 0.0
@@ -262,8 +263,8 @@ def test_postgres_keyed_writers_share_the_head_and_run_writers_wait(engine):
 
     with write_transaction(engine) as conn:  # an open batch of one point a series
         ids = conn.exec_driver_sql("SELECT id FROM series").scalars().all()
-        cols = samples.sample_columns(ids, [[t0 + 1]] * 5, [[1.0]] * 5)
-        assert samples.insert_columns(conn=conn, cols=cols) == 5
+        cols = write.sample_columns(ids, [[t0 + 1]] * 5, [[1.0]] * 5)
+        assert write.insert_columns(conn=conn, cols=cols) == 5
         keyed = threading.Thread(target=send, args=("keyed", _batch(t0 + 2, 1, hosts=hosts)))
         keyed.start()
         assert done["keyed"].wait(30)  # shared with this one: it does not wait
@@ -328,12 +329,12 @@ def test_copy_data_is_the_binary_copy_of_each_run_packed_one_by_one():
             + vb
         )
     want.append(b"\xff\xff")
-    got = runs.copy_data(hour, series_id, ts, values, starts[taken], lengths[taken])
+    got = head.copy_data(hour, series_id, ts, values, starts[taken], lengths[taken])
     assert got == b"".join(want)
 
 
 def test_groups_longer_than_a_run_split_in_order():
-    first, counts = runs.pieces(np.array([0, 200]), np.array([130, 5]))
+    first, counts = head.pieces(np.array([0, 200]), np.array([130, 5]))
     assert first.tolist() == [0, 56, 112, 200] and counts.tolist() == [56, 56, 18, 5]
 
 

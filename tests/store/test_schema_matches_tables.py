@@ -9,7 +9,7 @@ from alembic.migration import MigrationContext
 
 from correlator.store.tables import Base
 
-# Daily partitions of ``samples`` on PostgreSQL are made at run time (store/partitions.py).
+# Daily partitions of ``samples`` on PostgreSQL are made at run time (store/tsdb/partitions.py).
 PARTITION = re.compile(r"samples_(p\d{8}|default)$")
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collector.schema import Batch, SeriesBatch
 from correlator.store import engine as engine_module
 from correlator.store.engine import SQLITE_PAGE_SIZE, make_engine
-from correlator.store.ingest import store_batch
 from correlator.store.migrate import upgrade
+from correlator.store.tsdb.ingest import store_batch
 
 T0 = 1_700_000_000.0
 

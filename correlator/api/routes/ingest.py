@@ -12,7 +12,7 @@ from correlator.api.auth import IngestDep
 from correlator.api.body import read_json_body
 from correlator.api.deps import EngineDep, SeriesCacheDep, SettingsDep
 from correlator.api.schemas.ingest import BatchIn, IngestOut
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb import store_batch
 
 router = APIRouter(tags=["ingest"])
 

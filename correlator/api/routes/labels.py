@@ -12,8 +12,7 @@ from correlator.api.deps import EngineDep
 from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.api.routes.series import parse_matches, select_series
 from correlator.api.schemas.query import MetricList, NameList
-from correlator.store.labels import label_keys_of, label_names, label_values, metric_names
-from correlator.store.series import SeriesInfo
+from correlator.store.tsdb import SeriesInfo, label_keys_of, label_names, label_values, metric_names
 
 router = APIRouter(tags=["query"])
 MAX_NAMES = 10_000

@@ -18,8 +18,7 @@ from correlator.api.deps import EngineDep, SeriesCacheDep, SettingsDep
 from correlator.api.wire_body import inflate, read_bytes
 from correlator.receivers.compression import BadEncoding, TooLarge, Unsupported
 from correlator.receivers.otlp import Decoded, decode_metrics, parse_request
-from correlator.store.deltas import DeltaOverflow
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb import DeltaOverflow, store_batch
 
 router = APIRouter(tags=["ingest"])
 PROTOBUF, JSON = "application/x-protobuf", "application/json"

@@ -25,9 +25,13 @@ from correlator.promql.encode import encode
 from correlator.promql.evaluate import EvalError, Raw, run, steps_of
 from correlator.promql.plan import MAX_DURATION_MS, Unsupported, parse_query
 from correlator.selector import Selector
-from correlator.store.bounds import ReadBoundError, TooManyPoints, check_deadline
-from correlator.store.samples import read_range
-from correlator.store.series import match_series
+from correlator.store.tsdb import (
+    ReadBoundError,
+    TooManyPoints,
+    check_deadline,
+    match_series,
+    read_range,
+)
 
 router = APIRouter(tags=["query"])
 MAX_RESOLUTION = 11_000  # points per series, as Prometheus

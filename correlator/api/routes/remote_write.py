@@ -14,7 +14,7 @@ from correlator.api.schemas.ingest import WriteOut
 from correlator.api.wire_body import inflate, read_bytes
 from correlator.receivers.compression import BadEncoding, TooLarge, Unsupported
 from correlator.receivers.remote_write import decode_write_request
-from correlator.store.ingest import store_batch
+from correlator.store.tsdb import store_batch
 
 router = APIRouter(tags=["ingest"])
 PROTOBUF = "application/x-protobuf"

@@ -20,8 +20,7 @@ from correlator.promsource import PromSourceError
 from correlator.selector import Selector, SelectorError, parse_selector
 from correlator.settings import READ_MAX_SERIES
 from correlator.store.events import list_events
-from correlator.store.samples import read_range
-from correlator.store.series import SeriesInfo, find_series, match_series
+from correlator.store.tsdb import SeriesInfo, find_series, match_series, read_range
 
 router = APIRouter(tags=["query"])
 # The most ``limit`` may ask (the default read_max_series); the setting bounds it further.

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine
 
 from collector.schema import Batch, SeriesBatch
-from correlator.store.deltas import cumulate
 from correlator.store.engine import write_transaction
 from correlator.store.events import insert_events
-from correlator.store.samples import columns_of, insert_columns, sample_columns
-from correlator.store.series import ensure_series, series_ids_by_key
+from correlator.store.tsdb.deltas import cumulate
+from correlator.store.tsdb.series import ensure_series, series_ids_by_key
+from correlator.store.tsdb.write import columns_of, insert_columns, sample_columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ def store_batch(
     """Write a whole batch or nothing; (series, ts) pairs and event ids already stored are kept.
 
     ``deltas`` hold increments (OTLP delta sums): each is stored as the series' running total
-    (``correlator.store.deltas``) in the same transaction. ``markers`` hold staleness markers
+    (``correlator.store.tsdb.deltas``) in the same transaction. ``markers`` hold staleness markers
     (the times a series stopped): stored as samples without a value (NULL) for series the
     store or this batch already holds; a marker of a series never seen creates nothing.
     """

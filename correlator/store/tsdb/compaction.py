@@ -24,8 +24,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine, bindparam, text
 
-from correlator.store import runs
-from correlator.store.chunks import (
+from correlator.store.dialect import hours_where
+from correlator.store.engine import write_transaction
+from correlator.store.tsdb import head
+from correlator.store.tsdb.chunks import (
     Chunk,
     day_start,
     delete_chunks,
@@ -35,11 +37,9 @@ from correlator.store.chunks import (
     read_chunks,
     write_chunks,
 )
-from correlator.store.codec import decode
-from correlator.store.dialect import hours_where
-from correlator.store.engine import write_transaction
-from correlator.store.partitions import DAY_HOURS, truncate_empty_days
-from correlator.store.rollup_state import (
+from correlator.store.tsdb.codec import decode
+from correlator.store.tsdb.partitions import DAY_HOURS, truncate_empty_days
+from correlator.store.tsdb.rollup_state import (
     COMPACTED,
     EXPIRED,
     EXPIRED_LATE,
@@ -48,7 +48,7 @@ from correlator.store.rollup_state import (
     open_hour,
     set_states,
 )
-from correlator.store.series import CHUNK
+from correlator.store.tsdb.series import CHUNK
 
 TARGET = 1024  # samples a chunk grows to before the next one starts (>= 1 hour each)
 # Raw samples compacted together, about: several small hours of a day go in one group (a
@@ -146,7 +146,7 @@ def compact_hours(
             )
         write_chunks(conn=conn, chunks=out)
     conn.exec_driver_sql(f"DELETE FROM samples WHERE {hours_where(hours, series)}")
-    runs.delete(conn=conn, hours=hours, series=series)
+    head.delete(conn=conn, hours=hours, series=series)
     if series[1] is None:
         # Chunks answer stepped reads faster than the rollups and hold the exact extremes.
         listed = ",".join(str(int(h)) for h in hours)
@@ -158,7 +158,7 @@ def compact_hours(
 def _raw_and_runs(conn: Connection, hours: Sequence[int], series: tuple[int, int | None]):
     """Return the (series_id, ms, value) rows of keyed samples and runs, sorted, once each."""
     arr = raw_array(conn=conn, hours=hours, series=series)
-    held = runs.array(conn=conn, hours=hours, series=series)
+    held = head.array(conn=conn, hours=hours, series=series)
     if not len(held):
         return arr
     arr = np.concatenate([held, arr])
@@ -190,7 +190,7 @@ def _first_slice(conn: Connection, hours: Sequence[int], rows: int) -> _Slice:
     keyed = conn.exec_driver_sql(
         f"SELECT MIN(series_id), MAX(series_id) FROM samples WHERE {hours_where(hours)}"
     ).one()
-    bounds = [b for b in (*keyed, *runs.series_bounds(conn=conn, hours=hours)) if b is not None]
+    bounds = [b for b in (*keyed, *head.series_bounds(conn=conn, hours=hours)) if b is not None]
     if not bounds:
         return _Slice(0, 1, -1)  # nothing raw: one transaction marks the hours done
     lo, hi = min(bounds), max(bounds)
@@ -238,7 +238,7 @@ def _group(conn: Connection, todo: Sequence[int], group_rows: int) -> list[int]:
     rows = conn.exec_driver_sql(  # counted up to group_rows: a large hour goes alone anyway
         "SELECT COUNT(*) FROM "
         f"(SELECT 1 FROM samples WHERE hour = {int(first)} LIMIT {int(group_rows)}) AS h"
-    ).scalar_one() + runs.sample_count(conn=conn, from_hour=first, to_hour=first + 1)
+    ).scalar_one() + head.sample_count(conn=conn, from_hour=first, to_hour=first + 1)
     most = max(1, group_rows // max(rows, 1))
     group = [first]
     for hour in todo[1:most]:
@@ -335,7 +335,7 @@ def thaw(*, conn: Connection, series_id: int, from_hour: int, insert) -> int:
     if not found:
         return 0
     delete_chunks(conn=conn, series_id=series_id, hours=[c.hour for c in found])
-    runs.delete_series(conn=conn, series_id=series_id, from_hour=from_hour)
+    head.delete_series(conn=conn, series_id=series_id, from_hour=from_hour)
     rows = [
         (int(ts) // HOUR_MS, series_id, int(ts), None if np.isnan(v) else float(v))
         for chunk in found

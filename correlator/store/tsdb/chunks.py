@@ -2,12 +2,12 @@
 
 A chunk (``sample_chunks``) holds one series' samples of hours ``hour`` to ``end_hour``,
 both in one UTC day, as two ``codec`` blobs. The compaction job
-(``correlator.store.compaction``) moves complete hours from raw ``samples`` into chunks.
+(``correlator.store.tsdb.compaction``) moves complete hours from raw ``samples`` into chunks.
 A late sample for a compacted hour is stored raw like any other and merged by the next
 pass; ingest drops one whose timestamp a chunk already holds, and compaction and late
 ingest take turns (``lock_chunks``), so a timestamp is stored once.
 
-The head's runs (``correlator.store.runs``) read as chunks of one hour each: reads, the
+The head's runs (``correlator.store.tsdb.head``) read as chunks of one hour each: reads, the
 late check and ``thaw`` take both, and the counts and bounds here cover both.
 """
 
@@ -19,13 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, bindparam, text
 
-from correlator.store import runs
-from correlator.store.codec import decode, encode
 from correlator.store.dialect import hours_between, hours_where
 from correlator.store.engine import driver_connection
-from correlator.store.partitions import DAY_HOURS, day_starts
-from correlator.store.rollup_state import HOUR_MS
-from correlator.store.series import CHUNK
+from correlator.store.tsdb import head
+from correlator.store.tsdb.codec import decode, encode
+from correlator.store.tsdb.partitions import DAY_HOURS, day_starts
+from correlator.store.tsdb.rollup_state import HOUR_MS
+from correlator.store.tsdb.series import CHUNK
 
 # pg_advisory_xact_lock key of chunk writers: compaction alone, late ingest shared, so a
 # compaction never deletes a raw sample it did not read nor misses a chunk's new sample.
@@ -92,7 +92,7 @@ def read_chunks(
     They come by series, then time.
     """
     out = _read_chunks(conn, series_ids, first_hour, last_hour)
-    found = runs.read(conn=conn, series_ids=series_ids, first_hour=first_hour, last_hour=last_hour)
+    found = head.read(conn=conn, series_ids=series_ids, first_hour=first_hour, last_hour=last_hour)
     if found:
         out += [Chunk(r.series_id, r.hour, r.hour, r.ts, r.values) for r in found]
         out.sort(key=lambda c: (c.series_id, c.hour, int(c.ts[0])))
@@ -133,7 +133,7 @@ def window_array(
     lo, hi = window
     first, last = hours[0], hours[-1]
     parts = [
-        runs.rows(conn=conn, series_ids=series_ids, first_hour=first, last_hour=last, window=window)
+        head.rows(conn=conn, series_ids=series_ids, first_hour=first, last_hour=last, window=window)
     ]
     found = _read_chunks(conn, series_ids, first, last)
     if found:
@@ -201,7 +201,7 @@ def _held_in_day(
     """Return which rows of hours [first, last] of one day chunks or runs hold."""
     ids = np.unique(series_id).tolist()
     found = read_chunks(conn=conn, series_ids=ids, first_hour=first_hour, last_hour=last_hour)
-    return runs.held_by(series_id, ts, found)
+    return head.held_by(series_id, ts, found)
 
 
 def write_chunks(*, conn: Connection, chunks: Sequence[Chunk]) -> None:
@@ -233,7 +233,7 @@ def first_time(*, conn: Connection) -> int | None:
     chunked = conn.exec_driver_sql(
         "SELECT MIN(first_ts) FROM sample_chunks WHERE hour = (SELECT MIN(hour) FROM sample_chunks)"
     ).scalar()
-    return _least(chunked, runs.first_time(conn=conn))
+    return _least(chunked, head.first_time(conn=conn))
 
 
 def _least(*values: int | None) -> int | None:
@@ -241,7 +241,7 @@ def _least(*values: int | None) -> int | None:
 
 
 def last_time(*, conn: Connection) -> int | None:
-    """Return the last chunked sample time in ms, or None without chunks (runs: runs.last_time)."""
+    """Return the last chunked sample time in ms, or None without chunks (runs: head.last_time)."""
     # A chunk ends in the day it starts: the last one starts at most a day before the newest.
     return conn.exec_driver_sql(
         "SELECT MAX(last_ts) FROM sample_chunks "
@@ -254,7 +254,7 @@ def first_hour(*, conn: Connection, at_least: int = 0) -> int | None:
     chunked = conn.exec_driver_sql(
         f"SELECT MIN(hour) FROM sample_chunks WHERE hour >= {int(at_least)}"
     ).scalar()
-    return _least(chunked, runs.first_hour(conn=conn, at_least=at_least))
+    return _least(chunked, head.first_hour(conn=conn, at_least=at_least))
 
 
 def chunked_hours(*, conn: Connection, hours: Sequence[int]) -> set[int]:
@@ -267,7 +267,7 @@ def chunked_hours(*, conn: Connection, hours: Sequence[int]) -> set[int]:
         f"WHERE hour >= {day_start(first)} AND hour <= {last} AND end_hour >= {first}"
     ).all()
     wanted = set(hours)
-    found = runs.hours_of(conn=conn, first=first, last=last) & wanted
+    found = head.hours_of(conn=conn, first=first, last=last) & wanted
     return found | {h for lo, hi in spans for h in range(lo, hi + 1) if h in wanted}
 
 
@@ -277,13 +277,13 @@ def sample_count(*, conn: Connection, from_hour: int = 0, to_hour: int = 2**31 -
         "SELECT COALESCE(SUM(n_samples), 0) FROM sample_chunks "
         f"WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
     ).scalar_one()
-    return int(chunked) + runs.sample_count(conn=conn, from_hour=from_hour, to_hour=to_hour)
+    return int(chunked) + head.sample_count(conn=conn, from_hour=from_hour, to_hour=to_hour)
 
 
 def drop_hours(*, conn: Connection, from_hour: int, to_hour: int) -> int:
     """Delete the chunks starting and runs in hours [from_hour, to_hour); return their samples."""
     held = sample_count(conn=conn, from_hour=from_hour, to_hour=to_hour)
-    runs.drop_hours(conn=conn, from_hour=from_hour, to_hour=to_hour)
+    head.drop_hours(conn=conn, from_hour=from_hour, to_hour=to_hour)
     conn.exec_driver_sql(
         f"DELETE FROM sample_chunks WHERE hour >= {int(from_hour)} AND hour < {int(to_hour)}"
     )
@@ -312,7 +312,7 @@ def raw_hours(*, conn: Connection, end_hour: int) -> list[int]:
     """Return the hours before end_hour holding keyed samples or runs, oldest first: seeks."""
     last = int(end_hour) - 1
     keyed = hours_between(conn, "samples", -(2**31), last)
-    return sorted(set(keyed) | runs.hours_of(conn=conn, first=-(2**31), last=last))
+    return sorted(set(keyed) | head.hours_of(conn=conn, first=-(2**31), last=last))
 
 
 def raw_array(

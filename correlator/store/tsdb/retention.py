@@ -1,6 +1,6 @@
 """Retention and downsampling: roll raw samples up to 1-minute rows, then drop them.
 
-Raw here means raw and chunked (``store/chunks.py``): both go at the same cutoff.
+Raw here means raw and chunked (``store/tsdb/chunks.py``): both go at the same cutoff.
 
 Raw samples are kept ``raw_days`` whole UTC days back from today (so between N and N + 1
 days): every row with ``hour < raw_cutoff_hour`` is first rolled up into ``samples_1m``
@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, field
 
 from sqlalchemy import Connection, Engine
 
-from correlator.store import chunks
-from correlator.store.compaction import compact
 from correlator.store.engine import write_transaction
 from correlator.store.lease import take_lease
-from correlator.store.partitions import (
+from correlator.store.tsdb import chunks
+from correlator.store.tsdb.compaction import compact
+from correlator.store.tsdb.partitions import (
     DAY_HOURS,
     DAY_S,
     adopt_default,
@@ -35,9 +35,15 @@ from correlator.store.partitions import (
     is_partitioned,
     list_partitions,
 )
-from correlator.store.rollup_state import EXPIRED, EXPIRED_LATE, ROLLED, hour_states, set_states
-from correlator.store.rollups import merge_hours, rebuild_hours, roll_up
-from correlator.store.samples import first_hour
+from correlator.store.tsdb.read import first_hour
+from correlator.store.tsdb.rollup_state import (
+    EXPIRED,
+    EXPIRED_LATE,
+    ROLLED,
+    hour_states,
+    set_states,
+)
+from correlator.store.tsdb.rollups import merge_hours, rebuild_hours, roll_up
 
 LEASE = "retention"
 log = logging.getLogger(__name__)
@@ -95,7 +101,7 @@ def run_retention(
     renew=None,
 ) -> RetentionReport:
     """Roll up and drop raw samples older than raw_days, rollups older than rollup_days."""
-    from correlator.store.partitions import partition_name
+    from correlator.store.tsdb.partitions import partition_name
 
     now = time.time() if now is None else now
     raw_cut = cutoff_hour(now=now, days=raw_days)

@@ -13,10 +13,10 @@ from sqlalchemy import Connection, Engine, select
 
 from collector.schema import series_key
 from correlator.selector import Matcher, Selector, with_name
-from correlator.store.bounds import ReadTooSlow, check_deadline
 from correlator.store.dialect import qmark_rows, sqlite_rows_per_statement, upsert_insert
 from correlator.store.engine import driver_connection
 from correlator.store.tables import Histogram, SeriesRow
+from correlator.store.tsdb.bounds import ReadTooSlow, check_deadline
 
 CHUNK = 500
 # Series rows a selector reads at a time, then matches with no cursor open.

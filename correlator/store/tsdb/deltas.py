@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, bindparam, text
 
 from collector.schema import SeriesBatch
-from correlator.store.chunks import latest_before
-from correlator.store.compaction import thaw
-from correlator.store.rollup_state import HOUR_MS, late_cut, mark_late
-from correlator.store.samples import Row, insert_rows
+from correlator.store.tsdb.chunks import latest_before
+from correlator.store.tsdb.compaction import thaw
+from correlator.store.tsdb.rollup_state import HOUR_MS, late_cut, mark_late
+from correlator.store.tsdb.write import Row, insert_rows
 
 # How far back a total is looked for (the raw retention default: older ones have left the raw
 # table), and how far after a late point stored totals are raised.

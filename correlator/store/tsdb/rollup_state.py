@@ -3,10 +3,10 @@
 An hour is ROLLED when its 1-minute rollups were rebuilt from its raw samples and no raw
 sample came since; a read with a step of a minute or more then serves it from the rollups.
 Ingest turns a rolled hour STALE in its own transaction, so a late sample is read from raw
-until the rollup job (``correlator.store.rollups``) rebuilds the hour. EXPIRED hours lost
+until the rollup job (``correlator.store.tsdb.rollups``) rebuilds the hour. EXPIRED hours lost
 their raw samples to retention; EXPIRED_LATE ones got late raw samples since, read beside
 the rollups until retention merges them in. COMPACTED hours live in compressed chunks
-(``correlator.store.chunks``), which answer reads themselves: their rollups are dropped,
+(``correlator.store.tsdb.chunks``), which answer reads themselves: their rollups are dropped,
 and retention rolls them up again before their samples go.
 
 Ingest and the job take the hour's row lock by upsert (ingest) and by a final conditional

@@ -7,7 +7,7 @@ run where they are fresh (hours ingest does not mark late), at least ``RUN_MIN``
 and all later than what the store holds for the series in that hour; the rest goes as keyed
 rows, less the timestamps runs hold. So runs of a series and hour follow one another in
 time and a timestamp is stored once. Compaction moves runs into chunks with the keyed rows;
-reads take them as chunks (``correlator.store.chunks``).
+reads take them as chunks (``correlator.store.tsdb.chunks``).
 
 On PostgreSQL, writers of fresh rows hold the head lock for their transaction: shared for
 keyed rows, alone for runs, so no two check and write the same series at once.
@@ -23,12 +23,12 @@ from sqlalchemy import Connection
 
 from correlator.store.dialect import hours_between, hours_where, qmark_rows
 from correlator.store.engine import driver_connection
-from correlator.store.rollup_state import HOUR_MS
-from correlator.store.series import CHUNK
+from correlator.store.tsdb.rollup_state import HOUR_MS
+from correlator.store.tsdb.series import CHUNK
 
 RUN_MIN = 4  # fewer points of a series in a batch (an agent's one a scrape) go keyed
 RUN_MAX = 56  # points a run holds at most: 0.9 kB, within a 4 KiB SQLite page's row
-# pg_advisory_xact_lock key of fresh-row writers (runs.lock_head).
+# pg_advisory_xact_lock key of fresh-row writers (lock_head).
 HEAD_LOCK_KEY = 0x68656164
 
 _COLUMNS = "hour, series_id, first_ts, last_ts, n_samples, ts, value"

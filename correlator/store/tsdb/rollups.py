@@ -4,7 +4,7 @@ A pass rolls up, newest first, at most ``max_hours`` hours that ended ``lag_seco
 and are not ROLLED (new, STALE after a late sample, or left BUILDING by a crash). Each hour
 is rebuilt from its raw and chunked samples, never incremented, so replayed ingest and
 repeated passes change nothing. The service runs a pass under the retention lease
-(``maintain_once`` in ``correlator.store.retention``); ``roll_up`` runs one on demand.
+(``maintain_once`` in ``correlator.store.tsdb.retention``); ``roll_up`` runs one on demand.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from sqlalchemy import Connection, Engine
 
-from correlator.store import chunks, runs
 from correlator.store.engine import driver_connection, write_transaction
-from correlator.store.rollup_state import (
+from correlator.store.tsdb import chunks, head
+from correlator.store.tsdb.rollup_state import (
     BUILDING,
     COMPACTED,
     EXPIRED,
@@ -87,7 +87,7 @@ def _list(hours: Sequence[int]) -> str:
 def rebuild_hours(*, conn: Connection, hours: Sequence[int]) -> int:
     """Replace the rollups of these hours by those of their samples; return minutes written.
 
-    Hours without chunks roll up in the database; chunked ones (``store/chunks.py``) here.
+    Hours without chunks roll up in the database; chunked ones (``store/tsdb/chunks.py``) here.
     """
     if not hours:
         return 0
@@ -174,7 +174,7 @@ def _rebuild_chunked(conn: Connection, hour: int) -> int:
                 f"WHERE hour >= {chunks.day_start(hour)} AND hour <= {int(hour)} "
                 f"AND end_hour >= {int(hour)}"
             )
-        }.union(runs.series_of(conn=conn, hour=hour))
+        }.union(head.series_of(conn=conn, hour=hour))
     )
     window = (hour * HOUR_MS, (hour + 1) * HOUR_MS - 1)
     piece, written = REBUILD_SERIES, 0
