@@ -37,6 +37,7 @@ from correlator.analysis import (
     signals,  # noqa: E402
 )
 from correlator.analysis import breach as breach_mod  # noqa: E402
+from correlator.analysis.config import Config  # noqa: E402
 from correlator.analysis.timeline import choose_grid, choose_step  # noqa: E402
 from correlator.bundle import read_bundle  # noqa: E402
 
@@ -77,7 +78,8 @@ def first_hit(suspects: list[dict], truth: dict) -> int | None:
 
 def _rows(series, grid):
     """Return the signals causeline scores (counters as rates) on a grid."""
-    return signals.build(series, grid, ref_cols=slice(0, max(grid.size // 2, 1)))
+    half = slice(0, max(grid.size // 2, 1))
+    return signals.build(series, grid, kinds=Config().kinds, ref_cols=half)
 
 
 def _frame(bundle):
@@ -270,8 +272,6 @@ def ac_figures(hits: list[int | None]) -> tuple[float, float]:
 def leave_one_set_out(folders: list[Path]) -> list[str]:
     """Return report lines: per set, in-sample figures beside those chosen without the set."""
     import itertools
-
-    from correlator.analysis.config import Config
 
     cases = {
         f: [

@@ -10,14 +10,19 @@ from correlator.analysis.timeline import choose_grid, choose_step
 
 
 def reference(baseline, cfg: Config) -> tuple[dict | None, dict | None]:
-    """Return per-series (median, upper spread, count, lower spread) and histogram references."""
+    """Return per-series (median, upper spread, count, lower spread) and kinds' references."""
     base = [s for s in baseline or [] if s.ts.size]
     if not base:
         return None, None
     bgrid = choose_grid(base, choose_step(base))
     width = max(1, round(cfg.drift_window_s / bgrid.step))
     bsig = signals.build(
-        base, bgrid, ref_cols=slice(None), window=width, volatile=cfg.volatile_labels
+        base,
+        bgrid,
+        kinds=cfg.kinds,
+        ref_cols=slice(None),
+        window=width,
+        volatile=cfg.volatile_labels,
     )
     ref = onset.reference(bsig.matrix, rel_floor=cfg.band_rel_floor, abs_floor=cfg.abs_floor)
     ref = onset.widen_to_band(ref, bsig.matrix, q=cfg.band_q, off=cfg.off_z)
@@ -27,8 +32,7 @@ def reference(baseline, cfg: Config) -> tuple[dict | None, dict | None]:
         bsig.key(i): (ref.median[i], ref.scale[i], ref.count[i], lower[i])
         for i in range(len(bsig.names))
     }
-    dists = {bsig.key(i): r for i, r in bsig.ref_counts.items()}
-    return stats, dists
+    return stats, bsig.references()
 
 
 def apply(ref: onset.Reference, keys: list[tuple], stats: dict, cfg: Config) -> np.ndarray:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from correlator.analysis.drift_signal import DRIFT
+from correlator.analysis.kinds import RATE, VALUE, SignalKind
 from correlator.analysis.timeline import VOLATILE_LABELS
 
 
@@ -85,4 +87,6 @@ class Config:
     # Histogram drift: windows summed per distribution.
     drift_window_s: float = 60.0
     volatile_labels: tuple[str, ...] = VOLATILE_LABELS
+    # The kinds of ranked signal (analysis/kinds.py); a kind is code, not a tuned constant.
+    kinds: tuple[SignalKind, ...] = (VALUE, RATE, DRIFT)
     top: int = 20

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from correlator.analysis import baseline, drift, onset, ramps, ranking, signals, units
+from correlator.analysis import baseline, kinds, onset, ramps, ranking, signals, units
 from correlator.analysis import breach as breach_mod
 from correlator.analysis.config import Config
 from correlator.analysis.result import AnalysisResult
@@ -99,13 +99,14 @@ def measure(
     tl: Timeline, win: Window, base: tuple[dict | None, dict | None], cfg: Config
 ) -> Measured:
     """Build the signals and their reference: the window's, or the baseline's ``base``."""
-    base_stats, base_dists = base
+    base_stats, base_refs = base
     ref_cols = slice(0, win.ref_end)
     sig = signals.build(
         tl.series,
         tl.grid,
+        kinds=cfg.kinds,
         ref_cols=ref_cols,
-        ref_dists=base_dists,
+        references=base_refs,
         window=max(1, round(cfg.drift_window_s / tl.grid.step)),
         volatile=cfg.volatile_labels,
     )
@@ -114,26 +115,39 @@ def measure(
     if base_stats:
         keys = [sig.key(i) for i in range(len(sig.names))]
         on_baseline = baseline.apply(ref, keys, base_stats, cfg)
-    is_drift = np.array([k == "drift" for k in sig.kinds], dtype=bool)
+    kind = kinds.by_name(cfg.kinds)
+    rows = [kind[k] for k in sig.kinds]
     # A level-relative floor collapses at level zero: there the unit and the siblings say
-    # what a meaningful move is (drift has its own floor below).
-    plain = [n if k != "drift" else None for n, k in zip(sig.names, sig.kinds, strict=True)]
+    # what a meaningful move is (a kind with an alarm level has its own floor below).
+    plain = [n if k.level_floors else None for n, k in zip(sig.names, rows, strict=True)]
     floors = units.zero_floors(plain, ref.scale, cfg.sibling_floor)
-    # Drift is out of range from PSI_WARN on, whatever its own noise; full at PSI 1.
-    drift_floor = drift.PSI_WARN / cfg.off_z
-    full_z = np.where(is_drift, 1.0 / drift_floor, cfg.full_z)
-    m = Measured(sig, ref, bool(base_stats), on_baseline, is_drift, floors, drift_floor, full_z)
+    # A kind with an alarm level is out of range from there, whatever its own noise.
+    kind_floor = np.array([k.alarm / cfg.off_z if k.alarm else 0.0 for k in rows])
+    full_z = np.array(
+        [k.full / (k.alarm / cfg.off_z) if k.alarm and k.full else cfg.full_z for k in rows]
+    )
+    m = Measured(
+        sig,
+        ref,
+        bool(base_stats),
+        on_baseline,
+        np.array([k.directional for k in rows], dtype=bool),
+        np.array([k.ramps for k in rows], dtype=bool),
+        floors,
+        kind_floor,
+        full_z,
+    )
     _floor(m, cfg)
     return m
 
 
 def _floor(m: Measured, cfg: Config) -> None:
-    """Apply, in place, the level-zero floors and the drift floor to the reference."""
-    ref, is_drift, drift_floor = m.ref, m.is_drift, m.drift_floor
+    """Apply, in place, the level-zero floors and each kind's alarm floor to the reference."""
+    ref = m.ref
     onset.floor_at_zero(ref, m.floors, zero=cfg.abs_floor)
-    ref.scale = np.where(is_drift, np.maximum(ref.scale, drift_floor), ref.scale)
+    ref.scale = np.maximum(ref.scale, m.kind_floor)
     if ref.lower is not None:
-        ref.lower = np.where(is_drift, np.maximum(ref.lower, drift_floor), ref.lower)
+        ref.lower = np.maximum(ref.lower, m.kind_floor)
 
 
 def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
@@ -147,7 +161,7 @@ def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
     lo = max(b - math.ceil(cfg.search_s / step), 0 if m.has_baseline else win.ref_end)
     anomalies = onset.detect(zs, lo=lo, active=active, off=cfg.off_z)
     # A slow ramp that began inside the reference hides there: measure it from before it.
-    ramping = ~m.on_baseline & ~m.is_drift & (anomalies.strength >= cfg.off_z)
+    ramping = ~m.on_baseline & m.ramps & (anomalies.strength >= cfg.off_z)
     moved, starts = _ramp_starts(m.signals, anomalies, ramping, b=b, ref_end=win.ref_end, cfg=cfg)
     lo_rows = np.full(len(m.signals.names), lo)
     if moved.size:

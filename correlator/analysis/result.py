@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from correlator.analysis import confidence, drift, evidence, grouping, histogram, ranking
+from correlator.analysis import confidence, evidence, grouping, kinds, ranking
 from correlator.analysis.breach import Breach
 from correlator.analysis.changes import ChangeScore
 from correlator.analysis.config import Config
+from correlator.analysis.kinds import Told
 from correlator.analysis.onset import Anomalies, Reference
 from correlator.analysis.ranking import Placement
 from correlator.analysis.signals import Signals
@@ -93,37 +94,6 @@ def scope(r: AnalysisResult) -> dict:
     return {"kind": "global", "series": len(rows), "affected": int(bad.size)}
 
 
-def drift_figures(h: histogram.Histogram, ref_counts, now_counts) -> dict[str, float]:
-    """Return PSI, KS, Jensen-Shannon and Wasserstein of a window's counts against the reference."""
-    pts = drift.bin_points(h.bounds)
-    return {
-        "psi": float(drift.psi(now_counts, ref_counts)),
-        "ks": float(drift.ks(now_counts, ref_counts)),
-        "js": float(drift.jensen_shannon(now_counts, ref_counts)),
-        "wasserstein": float(drift.wasserstein(now_counts, ref_counts, pts)),
-    }
-
-
-def _drift_evidence(r: AnalysisResult, s: Scored, i: int, extra: dict) -> str:
-    """Add the drift figures of a histogram row to ``extra``; return its evidence sentence."""
-    h: histogram.Histogram = s.signals.hists[i]
-    ref = s.signals.ref_counts[i]
-    width = max(1, round(r.config.drift_window_s / r.grid.step))
-    now = histogram.window_sum(h.counts, width)[int(s.anomalies.peak[i])]
-    figures = drift_figures(h, ref, now)
-    extra["drift"] = {k: round(v, 4) for k, v in figures.items()}
-    return evidence.drift_sentence(
-        metric=s.signals.names[i],
-        labels=s.signals.labels[i],
-        p_before=float(histogram.quantile(h.bounds, ref, 0.95)[0]),
-        p_after=float(histogram.quantile(h.bounds, now, 0.95)[0]),
-        psi=figures["psi"],
-        level=drift.level(figures["psi"]),
-        onset=float(s.onset_t[i]),
-        lead=float(s.lead[i]),
-    )
-
-
 def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
     sig, a = s.signals, s.anomalies
     name, labels = sig.names[i], sig.labels[i]
@@ -132,8 +102,12 @@ def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
     extra: dict = {"z": round(float(a.direction[i] * a.strength[i]), 2)}
     j = int(s.who[i])
     follows = evidence.describe(sig.names[j], sig.labels[j]) if j >= 0 else None
-    if sig.kinds[i] == "drift":
-        text = _drift_evidence(r, s, i, extra)
+    kind = kinds.by_name(r.config.kinds)[sig.kinds[i]]
+    if kind.evidence is not None:
+        window = max(1, round(r.config.drift_window_s / r.grid.step))
+        row = Told(name, labels, sig.payload.get(i), int(a.peak[i]), window, onset_t, lead)
+        text, figures = kind.evidence(row)
+        extra.update(figures)
     else:
         text = evidence.series_sentence(
             metric=name,
@@ -144,7 +118,7 @@ def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
             onset=onset_t,
             lead=lead,
             explained_by=follows,
-            rate=sig.kinds[i] == "rate",
+            rate=kind.per_second,
         )
     return {
         "kind": "series",

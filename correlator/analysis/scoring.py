@@ -69,7 +69,7 @@ def _latency_share(tl: Timeline, m: Measured, d: Detection, b: int) -> np.ndarra
     a = d.anomalies
     peak = m.signals.matrix[np.arange(a.peak.size), a.peak]
     rises = np.where(a.direction > 0, peak - m.ref.median, 0.0)
-    rises = np.where(m.is_drift, np.nan, rises)
+    rises = np.where(m.directional, rises, np.nan)
     sla_rise = float(np.nanmax(agg[b:])) - float(np.nanmedian(agg[:b]))
     return units.latency_share(m.signals.names, rises, sla, sla_rise)
 
@@ -112,7 +112,7 @@ def _harmless(sla: dict, m: Measured, d: Detection, cfg: Config) -> np.ndarray:
 
     sig = m.signals
     harm = np.array([way(n, lbl) for n, lbl in zip(sig.names, sig.labels, strict=True)], float)
-    harm = np.where(m.is_drift, 0.0, harm)
+    harm = np.where(m.directional, harm, 0.0)
     return (harm != 0) & (d.anomalies.direction != harm)
 
 

@@ -45,9 +45,10 @@ class Measured:
     ref: Reference  # detect() moves, in place, the reference of a row before its ramp
     has_baseline: bool  # a separately recorded baseline gave reference figures
     on_baseline: np.ndarray  # rows whose reference is the baseline's
-    is_drift: np.ndarray  # rows that are the PSI of a histogram
+    directional: np.ndarray  # rows whose rise or fall hurts one way (not a distance: drift)
+    ramps: np.ndarray  # rows whose kind has slow ramps looked for
     floors: np.ndarray  # spread floor of each row at level zero (unit, siblings)
-    drift_floor: float  # spread floor of a drift row
+    kind_floor: np.ndarray  # spread floor of each row from its kind's alarm level, else 0
     full_z: np.ndarray  # |z| of full severity per row
 
 
