@@ -153,6 +153,8 @@ def test_the_sample_engine_is_entered_through_its_face():
 def test_the_sample_engine_uses_only_the_stores_foundations():
     for path in sorted(TSDB.rglob("*.py")):
         for module, _ in _from_imports(path):
-            if module.startswith("correlator.store.") and not module.startswith("correlator.store.tsdb"):
+            if module.startswith("correlator.store.") and not module.startswith(
+                "correlator.store.tsdb"
+            ):
                 assert module.rsplit(".", 1)[1] in TSDB_BASE, f"{path}: imports {module}"
             assert not module.startswith(("correlator.api", "correlator.incidents")), path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from causeline.commands.errors import CliError, open_engine
 from causeline.commands.options import (
@@ -12,6 +13,9 @@ from causeline.commands.options import (
     parse_time,
     subparser,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 def register(sub) -> None:
@@ -78,7 +82,7 @@ def add_prometheus_options(p) -> None:
     )
 
 
-def prometheus_inputs(args, engine):
+def prometheus_inputs(args, engine: Engine):
     """Return (source, sla, topology) for a --prometheus run; raise CliError on bad input."""
     import json
     from pathlib import Path
@@ -92,6 +96,7 @@ def prometheus_inputs(args, engine):
         source = make_source(args.prometheus, args.mapping, step=args.step)
     except MappingError as exc:
         raise CliError(str(exc)) from exc
+    sla: dict | None
     if args.sla_file:
         try:
             sla = check_sla(json.loads(Path(args.sla_file).read_text()), args.sla_file)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from causeline.commands.errors import CliError, open_engine
 from causeline.commands.options import (
     Progress,
@@ -10,6 +12,9 @@ from causeline.commands.options import (
     parse_time,
     subparser,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 def register(sub) -> None:
@@ -100,7 +105,7 @@ def import_cmd(args) -> int:
     return 0
 
 
-def _breach_of(engine, bundle, window) -> float | None:
+def _breach_of(engine: Engine, bundle, window) -> float | None:
     """Return when the imported window's breach starts (declared, or found in its data)."""
     from correlator.incidents.history import latest_breach
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 class CliError(Exception):
@@ -56,7 +60,7 @@ def ensure_schema(url: str) -> None:
     open_engine(url).dispose()
 
 
-def _schema_on(engine) -> None:
+def _schema_on(engine: Engine) -> None:
     """Upgrade the engine's embedded SQLite file; elsewhere require a schema (CliError)."""
     from correlator.store.migrate import current_revision
     from correlator.store.migrate import upgrade as do_upgrade

@@ -8,9 +8,13 @@ import re
 import sys
 import time
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from causeline.commands.errors import CliError
 from dashboard.timeparse import UNITS, relative_seconds
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
 
 
 def add_database_option(parser: argparse.ArgumentParser) -> None:
@@ -151,7 +155,7 @@ def service_settings(args: argparse.Namespace):
     return settings, settings_source(settings)
 
 
-def settings_source(settings):
+def settings_source(settings: ServiceSettings):
     """Return the Prometheus source the settings name, or None; a bad mapping is a CliError."""
     from correlator.promsource import MappingError, source_from_settings
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from causeline.commands.errors import CliError, ensure_schema
 from causeline.commands.options import (
@@ -16,6 +17,10 @@ from causeline.commands.options import (
     settings_source,
     subparser,
 )
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 APP_FACTORY = "causeline.commands.serve:worker_app"
 # While another thread runs Python, a thread back from the database (SQLite: after every
@@ -112,7 +117,7 @@ def worker_app():
     return app
 
 
-def worker_environment(settings) -> dict[str, str]:
+def worker_environment(settings: ServiceSettings) -> dict[str, str]:
     """Return the CAUSELINE_* variables from which a worker process rebuilds the settings."""
     return {
         f"CAUSELINE_{name.upper()}": str(value)

@@ -7,7 +7,7 @@ import secrets
 import signal
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from causeline.commands.errors import CliError, ensure_schema, open_engine
@@ -19,6 +19,9 @@ from causeline.commands.options import (
     prometheus_settings,
     subparser,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 def _add_server_options(p) -> None:
@@ -57,7 +60,7 @@ def register(sub) -> None:
     d.set_defaults(func=run_demo)
 
 
-def service_token(engine, label: str = "dashboard-up") -> tuple[str, str]:
+def service_token(engine: Engine, label: str = "dashboard-up") -> tuple[str, str]:
     """Create a fresh write-scope token for the embedded dashboard; return (name, secret)."""
     from correlator.store.engine import write_transaction
     from correlator.store.tokens import create_token

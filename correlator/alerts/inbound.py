@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, select
 
@@ -19,6 +20,10 @@ from correlator.store.incidents import (
 from correlator.store.slas import get_sla
 from correlator.store.tables import Event as EventRow
 from correlator.vocabulary import DEFAULT_SEVERITY
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 
@@ -63,7 +68,9 @@ def _open_for_model(conn: Connection, model: str) -> list[int]:
     return ids
 
 
-def _announce_opened(conn: Connection, incident_id: int, settings, now: float, source) -> None:
+def _announce_opened(
+    conn: Connection, incident_id: int, settings: ServiceSettings | None, now: float, source
+) -> None:
     incident = get_incident(conn=conn, incident_id=incident_id)
     if settings is not None and incident is not None:
         enqueue_incident_event(
@@ -77,7 +84,7 @@ def take_webhook(
     payload: dict,
     now: float,
     open_incidents: bool,
-    settings=None,
+    settings: ServiceSettings | None = None,
     source=None,
 ) -> dict:
     """Store every alert as an event; attach new ones to open incidents of their model or SLA.

@@ -7,6 +7,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import Connection, select, update
@@ -25,6 +26,10 @@ from correlator.store.slas import get_sla
 from correlator.store.tables import AlertOutbox
 from correlator.store.windows import MetricSource, sla_series
 from correlator.vocabulary import DEFAULT_AGGREGATE, AlertEvent
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 log = logging.getLogger(__name__)
 STATUSES = ("pending", "sending", "sent", "failed", "silenced", "stale")
@@ -49,7 +54,7 @@ def current_value(
     return None if math.isnan(value) else float(value)
 
 
-def too_old(now: float, settings) -> str:
+def too_old(now: float, settings: ServiceSettings) -> str:
     """Say why a message about data as of ``now`` is too old to send ('' when it is not)."""
     limit = getattr(settings, "alert_max_age_seconds", None)
     age = time.time() - now
@@ -83,7 +88,7 @@ def enqueue_incident_event(
     conn: Connection,
     incident: dict,
     event: AlertEvent,
-    settings,
+    settings: ServiceSettings,
     now: float | None = None,
     value: float | None = None,
     source: MetricSource | None = None,

@@ -7,11 +7,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from correlator.alerts.channels import Channel
 from correlator.alerts.formats import KINDS
 from correlator.alerts.targets import refused_target
 from correlator.vocabulary import DEFAULT_SEVERITY, SEVERITIES
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -151,7 +156,7 @@ def read_config_text(
     return parse_config(data, variables)
 
 
-def check_targets(config: AlertConfig, settings) -> AlertConfig:
+def check_targets(config: AlertConfig, settings: ServiceSettings) -> AlertConfig:
     """Return the config; raise ValueError naming a channel whose URL is refused."""
     for channel in config.channels.values():
         why = refused_target(channel.url, settings)
@@ -163,7 +168,7 @@ def check_targets(config: AlertConfig, settings) -> AlertConfig:
     return config
 
 
-def load_config(settings) -> AlertConfig:
+def load_config(settings: ServiceSettings) -> AlertConfig:
     """Return the config from the settings' routes file, or their inline JSON, else none.
 
     ``${VAR}`` reads the settings' ``route_variables()`` (``ServiceSettings``: the

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -100,7 +105,9 @@ def allowed(host: str, addr: Address | None, allowed_hosts: str | None) -> bool:
     return False
 
 
-def _is_service(host: str, addr: Address | None, port: int | None, settings) -> bool:
+def _is_service(
+    host: str, addr: Address | None, port: int | None, settings: ServiceSettings | None
+) -> bool:
     public = urlsplit(getattr(settings, "public_url", "") or "")
     if public.hostname and host == normal_host(public.hostname) and port == _port(public):
         return True
@@ -116,7 +123,9 @@ def _is_service(host: str, addr: Address | None, port: int | None, settings) -> 
     return _is_loopback(host, addr) and (everywhere or _is_loopback(bind, bind_addr))
 
 
-def refused_address(host: str, addr: Address | None, port: int | None, settings) -> str | None:
+def refused_address(
+    host: str, addr: Address | None, port: int | None, settings: ServiceSettings | None
+) -> str | None:
     """Say why a host (and the address it names or resolves to) is refused, else None."""
     if addr is not None:
         addr = _unwrapped(addr)
@@ -134,7 +143,7 @@ def refused_address(host: str, addr: Address | None, port: int | None, settings)
     return None
 
 
-def refused_target(url: str, settings) -> str | None:
+def refused_target(url: str, settings: ServiceSettings | None) -> str | None:
     """Say why a channel URL is refused (None when it may be used)."""
     parts = urlsplit(url)
     host = normal_host(parts.hostname or "")
@@ -144,7 +153,9 @@ def refused_target(url: str, settings) -> str | None:
     return refused_address(host, addr, _port(parts), settings)
 
 
-def refused_resolved(host: str, port: int, addresses: list[str], settings) -> str | None:
+def refused_resolved(
+    host: str, port: int, addresses: list[str], settings: ServiceSettings | None
+) -> str | None:
     """Say why a host is refused given every address it resolved to (None: all may be used).
 
     A host the allow-list names is used whatever it resolves to; a listed CIDR allows

@@ -5,12 +5,17 @@ from __future__ import annotations
 import codecs
 import socket
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import httpcore
 import httpx
 
 from correlator.alerts.channels import HttpRequest
 from correlator.alerts.targets import host_address, refused_resolved
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 Resolver = Callable[[str, int], list[str]]
 MAX_ANSWER = 8192  # bytes of a receiver's answer read; 2,000 characters of them are kept
@@ -33,7 +38,7 @@ class GuardedBackend(httpcore.SyncBackend):
     public address when checked cannot resolve to cloud metadata when connected.
     """
 
-    def __init__(self, settings, resolver: Resolver = resolve):
+    def __init__(self, settings: ServiceSettings | None, resolver: Resolver = resolve):
         self._settings = settings
         self._resolve = resolver
 
@@ -76,7 +81,13 @@ class HttpTransport:
     are still refused.
     """
 
-    def __init__(self, timeout: float = 10.0, *, settings=None, resolver: Resolver = resolve):
+    def __init__(
+        self,
+        timeout: float = 10.0,
+        *,
+        settings: ServiceSettings | None = None,
+        resolver: Resolver = resolve,
+    ):
         self._timeout = httpx.Timeout(timeout).as_dict()
         self._pool = httpcore.ConnectionPool(
             ssl_context=httpx.create_ssl_context(),

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import random
 import time
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, and_, exists, func, or_, select, update
 from sqlalchemy.orm import aliased
@@ -22,6 +23,10 @@ from correlator.store.engine import write_transaction
 from correlator.store.incidents import get_incident
 from correlator.store.tables import AlertOutbox, Incident
 
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
+
 log = logging.getLogger(__name__)
 PERMANENT = {400, 401, 403, 404, 405, 410, 413, 422}
 BATCH = 50
@@ -35,7 +40,14 @@ class OutboxWorker:
     """Send pending outbox rows; safe with several processes on one PostgreSQL."""
 
     def __init__(
-        self, engine: Engine, settings, *, holder: str, transport=None, rng=None, source=None
+        self,
+        engine: Engine,
+        settings: ServiceSettings,
+        *,
+        holder: str,
+        transport=None,
+        rng=None,
+        source=None,
     ):
         self.engine = engine
         self.settings = settings

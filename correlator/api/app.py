@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
@@ -48,6 +49,10 @@ from correlator.settings import ServiceSettings, resolve_database_url
 from correlator.store.engine import make_engine, make_read_engine
 from correlator.store.tsdb import SeriesCache, periodic, run_retention_job
 
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+
 ROUTERS = [
     health.router,
     ingest.router,
@@ -90,7 +95,11 @@ def _openapi(app: FastAPI):
 
 
 def create_app(
-    settings: ServiceSettings | None = None, *, engine=None, source=None, read_engine=None
+    settings: ServiceSettings | None = None,
+    *,
+    engine: Engine | None = None,
+    source=None,
+    read_engine=None,
 ) -> FastAPI:
     """Return the service app; the engines and metric source come from the settings unless given.
 

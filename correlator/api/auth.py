@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
 from correlator.store.tokens import TokenInfo, token_info
 
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
 
 class TokenChecker:
     """Check bearer tokens against the store on every request, so a revoke holds at once."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: Engine):
         self._engine = engine
 
     def _lookup(self, secret: str) -> TokenInfo | None:

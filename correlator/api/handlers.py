@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,6 +11,10 @@ from starlette.concurrency import run_in_threadpool
 
 from correlator.limits import MAX_NAME, NAME_PATTERN
 from correlator.store.engine import write_transaction
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
 
 Name = Annotated[str, Path(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)]
 QueryName = Annotated[str, Query(min_length=1, max_length=MAX_NAME, pattern=r"^[^\x00]+$")]
@@ -48,7 +52,7 @@ def who(body_author: str | None, token_name: str | None) -> str:
     return body_author or token_name or ""
 
 
-async def read(engine, fn, **kwargs):
+async def read(engine: Engine, fn, **kwargs):
     """Run a repository function on a read connection in the thread pool."""
 
     def call():
@@ -58,7 +62,7 @@ async def read(engine, fn, **kwargs):
     return await run_in_threadpool(call)
 
 
-async def write(engine, fn, **kwargs):
+async def write(engine: Engine, fn, **kwargs):
     """Run a repository function in a write transaction in the thread pool."""
 
     def call():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy import Connection
 
 from correlator.alerts.outbox import enqueue_incident_event
@@ -21,9 +23,17 @@ from correlator.store.slas import get_sla
 from correlator.store.windows import MetricSource
 from correlator.vocabulary import TEAMS, AlertEvent
 
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 def _announce(
-    conn: Connection, incident_id: int, event: AlertEvent, settings, now: float, source
+    conn: Connection,
+    incident_id: int,
+    event: AlertEvent,
+    settings: ServiceSettings,
+    now: float,
+    source,
 ) -> None:
     incident = get_incident(conn=conn, incident_id=incident_id)
     if incident is not None:
@@ -52,7 +62,7 @@ def snapshot_and_announce(
     incident_id: int,
     snapshot: dict,
     now: float,
-    settings,
+    settings: ServiceSettings,
     event: AlertEvent,
     source: MetricSource | None = None,
 ) -> None:
@@ -67,7 +77,7 @@ def resolve_and_announce(
     incident_id: int,
     now: float,
     by: str,
-    settings,
+    settings: ServiceSettings,
     breach_end: float | None = None,
     source: MetricSource | None = None,
     note: str | None = None,
@@ -92,7 +102,7 @@ def resolve_by_hand(
     incident_id: int,
     now: float,
     by: str,
-    settings,
+    settings: ServiceSettings,
     source: MetricSource | None = None,
     text: str | None = None,
 ) -> str | None:
@@ -116,7 +126,7 @@ def acknowledge_and_announce(
     incident_id: int,
     now: float,
     by: str,
-    settings,
+    settings: ServiceSettings,
     source: MetricSource | None = None,
     text: str | None = None,
 ) -> str | None:
@@ -141,7 +151,7 @@ def assign_and_announce(
     person: str,
     now: float,
     by: str,
-    settings,
+    settings: ServiceSettings,
     source: MetricSource | None = None,
     text: str | None = None,
 ) -> str | None:
@@ -177,7 +187,7 @@ def escalate_and_announce(
     incident_id: int,
     now: float,
     by: str,
-    settings,
+    settings: ServiceSettings,
     source: MetricSource | None = None,
     text: str | None = None,
 ) -> str | None:
@@ -200,7 +210,7 @@ def snooze_and_announce(
     minutes: float,
     now: float,
     by: str,
-    settings,
+    settings: ServiceSettings,
     source: MetricSource | None = None,
     text: str | None = None,
 ) -> str | None:

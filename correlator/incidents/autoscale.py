@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from prometheus_client.core import GaugeMetricFamily
 from sqlalchemy import Engine, select
@@ -12,8 +13,11 @@ from correlator.incidents.capacity import recommended_replicas
 from correlator.store.measures import latest_load
 from correlator.store.tables import ModelVersion
 
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
-def _card_rates(conn) -> dict[str, float]:
+
+def _card_rates(conn: Connection) -> dict[str, float]:
     out: dict[str, float] = {}
     for v in Session(conn).scalars(select(ModelVersion).order_by(ModelVersion.id)):
         rate = ((v.card or {}).get("resource_needs") or {}).get("qps_per_replica")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
@@ -12,12 +13,16 @@ from correlator.store.engine import write_transaction
 from correlator.store.slas import list_slas
 from correlator.store.tables import Incident
 
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
+
 log = logging.getLogger(__name__)
 MAX_LEVELS = 5  # escalations by itself per incident; people may escalate further by hand
 AUTO = "causeline"
 
 
-def policy_minutes(sla: dict | None, settings) -> float | None:
+def policy_minutes(sla: dict | None, settings: ServiceSettings) -> float | None:
     """Return after how many unacknowledged minutes an SLA's incident escalates (None: never)."""
     own = (sla or {}).get("escalate_after_minutes")
     if isinstance(own, int | float) and own > 0:
@@ -37,7 +42,12 @@ def due_at(incident: Incident, minutes: float) -> float:
 
 
 def escalate_due(
-    engine: Engine, *, now: float, settings, source=None, slas: list[dict] | None = None
+    engine: Engine,
+    *,
+    now: float,
+    settings: ServiceSettings,
+    source=None,
+    slas: list[dict] | None = None,
 ) -> list[int]:
     """Escalate every open, unacknowledged incident past its SLA's policy; return their ids.
 

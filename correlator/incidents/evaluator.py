@@ -9,6 +9,7 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import IntegrityError
@@ -32,6 +33,12 @@ from correlator.store.slas import list_slas
 from correlator.store.tables import Incident
 from correlator.store.windows import MetricSource, sla_series
 from correlator.vocabulary import DEFAULT_SEVERITY
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from correlator.settings import ServiceSettings
+
 
 LEASE = "sla-evaluator"
 # How long a stopping evaluator lets its pass in flight finish before it gives the lease up.
@@ -75,7 +82,7 @@ def _lookback(sla: dict) -> float:
     return max(3600.0, 3 * float(sla.get("for_seconds") or 0) + 900.0)
 
 
-def _last_resolved(conn, sla: str) -> Incident | None:
+def _last_resolved(conn: Connection, sla: str) -> Incident | None:
     stmt = (
         select(Incident)
         .where(Incident.sla == sla, Incident.status == "resolved")
@@ -99,7 +106,7 @@ class _Pass:
     now: float
     holder: str
     report: dict
-    settings: object  # ServiceSettings: the alert routes the incidents' messages go to
+    settings: ServiceSettings  # the alert routes the incidents' messages go to
     source: MetricSource | None = None
     family: dict[str, list[Series]] = field(default_factory=dict)  # a source's metric, read once
 
@@ -169,7 +176,7 @@ def _check(p: _Pass, sla: dict) -> None:
             _resolve(p, conn, row.id, state.ok_since, recovered_note(sla, state.last_value))
 
 
-def _resolve(p: _Pass, conn, incident_id: int, breach_end: float, note: str) -> None:
+def _resolve(p: _Pass, conn: Connection, incident_id: int, breach_end: float, note: str) -> None:
     """Resolve an incident as the evaluator, its message queued and ``note`` on it."""
     if resolve_and_announce(
         conn=conn,
@@ -293,7 +300,7 @@ def _open(p: _Pass, sla: dict, *, start: float) -> None:
         )
 
 
-def _known_breach(conn, sla: str, start: float) -> bool:
+def _known_breach(conn: Connection, sla: str, start: float) -> bool:
     """Say whether a breach since ``start`` already had its incident (open or resolved)."""
     stmt = select(Incident.id).where(
         Incident.sla == sla,
@@ -323,7 +330,7 @@ def evaluate_once(
     holder: str,
     now: float | None = None,
     lease_seconds: float = 90.0,
-    settings,
+    settings: ServiceSettings,
     source: MetricSource | None = None,
 ) -> dict:
     """Check every SLA once if this process holds the lease; return what changed."""
@@ -396,7 +403,7 @@ async def run_evaluator(
     interval: float,
     lease_seconds: float,
     holder: str | None = None,
-    settings,
+    settings: ServiceSettings,
     source: MetricSource | None = None,
     stats: PassStats | None = None,
 ) -> None:

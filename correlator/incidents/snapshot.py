@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
@@ -25,6 +26,10 @@ from correlator.store.topology import read_topology
 from correlator.store.tsdb import find_series, time_bounds
 from correlator.store.windows import MetricSource, bundle_for_sla
 from correlator.vocabulary import TEAMS
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
 
 BEFORE_S = 4 * 3600.0
 AFTER_S = 15 * 60.0
@@ -91,7 +96,7 @@ def analyze_window(
     return result
 
 
-def _own_labels(conn, sla: dict) -> list[dict[str, str]]:
+def _own_labels(conn: Connection, sla: dict) -> list[dict[str, str]]:
     """Return the label sets of the stored series the SLA covers (at most 1,000)."""
     selector = selector_from_labels(sla.get("metric") or None, sla.get("labels") or {})
     if selector.name is None and not selector.matchers:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from correlator.bundle import Series
 from correlator.promsource.convert import merge_series
@@ -10,6 +11,9 @@ from correlator.promsource.mapping import Mapping, load_mapping
 from correlator.promsource.narrow import narrowed, pushed_down
 from correlator.promsource.reader import PrometheusReader
 from correlator.selector import Selector
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
 
 
 class PrometheusSource:
@@ -113,12 +117,13 @@ def make_source(
     return PrometheusSource(reader, step=step)
 
 
-def source_from_settings(settings) -> PrometheusSource | None:
+def source_from_settings(settings: ServiceSettings) -> PrometheusSource | None:
     """Return the source the settings' prometheus_* fields describe, or None without a URL."""
-    if not getattr(settings, "prometheus_url", None):
+    url = getattr(settings, "prometheus_url", None)
+    if not url:
         return None
     return make_source(
-        settings.prometheus_url,
+        url,
         settings.prometheus_mapping,
         step=settings.prometheus_step_seconds,
         timeout=settings.prometheus_timeout_seconds,

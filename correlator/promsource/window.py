@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from correlator.bundle import Bundle
 from correlator.promsource.source import PrometheusSource
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
 
 EMPTY_TOPOLOGY: dict[str, list] = {"nodes": [], "edges": []}
 
@@ -16,7 +21,7 @@ def prometheus_bundle(
     *,
     start: float,
     end: float,
-    engine=None,
+    engine: Engine | None = None,
     topology: dict | None = None,
 ) -> Bundle:
     """Return the window's bundle: mapped metrics from Prometheus, the rest from any store."""

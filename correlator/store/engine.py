@@ -78,7 +78,7 @@ def make_engine(
             dbapi_connection.isolation_level = None
 
         @event.listens_for(engine, "begin")
-        def _begin(conn):
+        def _begin(conn: Connection):
             conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("write") else "BEGIN")
 
         return engine

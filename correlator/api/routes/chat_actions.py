@@ -14,6 +14,7 @@ import hmac
 import json
 import time
 from html import escape
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
@@ -33,6 +34,12 @@ from correlator.incidents.announce import (
 )
 from correlator.limits import MAX_NAME
 from correlator.store.incidents import get_incident
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from correlator.settings import ServiceSettings
+
 
 router = APIRouter(tags=["chat actions"])
 
@@ -68,7 +75,14 @@ DONE = {
 
 
 async def run_action(
-    engine, settings, source, *, incident_id: int, action: str, by: str, via: str
+    engine: Engine,
+    settings: ServiceSettings,
+    source,
+    *,
+    incident_id: int,
+    action: str,
+    by: str,
+    via: str,
 ) -> str | None:
     """Run a signed action by ``by``; return None when done, else why not."""
     return await write(
@@ -97,7 +111,9 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(html, status_code=status, headers=headers)
 
 
-async def _check(engine, settings, token: str) -> tuple[int, str, dict] | HTMLResponse:
+async def _check(
+    engine: Engine, settings: ServiceSettings, token: str
+) -> tuple[int, str, dict] | HTMLResponse:
     """Return (incident id, action, incident) of a valid link, else the page saying why not."""
     secret = secret_text(settings.action_secret)
     if not secret:
@@ -116,7 +132,7 @@ async def _check(engine, settings, token: str) -> tuple[int, str, dict] | HTMLRe
     return incident_id, action, incident
 
 
-def _about(incident: dict, settings) -> str:
+def _about(incident: dict, settings: ServiceSettings) -> str:
     url = incident_url(settings.public_url, incident["id"])
     taken = incident.get("acknowledged_by")
     state = f"{incident['status']}" + (f", acknowledged by {taken}" if taken else "")

@@ -57,7 +57,7 @@ def _id(incident_id: int) -> int:
     return incident_id
 
 
-async def _get(engine, incident_id: int) -> dict:
+async def _get(engine: Engine, incident_id: int) -> dict:
     got = await read(engine, get_incident, incident_id=_id(incident_id))
     if got is None:
         raise not_found(f"incident {incident_id}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Path, Query
 from starlette.concurrency import run_in_threadpool
@@ -13,6 +13,10 @@ from correlator.api.read_limits import ReadLimits, ReadLimitsDep, bounded_read
 from correlator.api.routes.series import parse_matches, select_series
 from correlator.api.schemas.query import MetricList, NameList
 from correlator.store.tsdb import SeriesInfo, label_keys_of, label_names, label_values, metric_names
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
 
 router = APIRouter(tags=["query"])
 MAX_NAMES = 10_000
@@ -41,7 +45,7 @@ PromMatchQuery = Annotated[
 ]
 
 
-def _matching(engine, matches: list[str], limits: ReadLimits) -> list[SeriesInfo]:
+def _matching(engine: Engine, matches: list[str], limits: ReadLimits) -> list[SeriesInfo]:
     return select_series(engine, parse_matches(matches), limits.max_series, limits)
 
 
@@ -52,7 +56,7 @@ def _answer(values: list, limit: int) -> dict:
     return doc
 
 
-def _names(engine, match: list[str] | None, limit: int, limits: ReadLimits) -> list[str]:
+def _names(engine: Engine, match: list[str] | None, limit: int, limits: ReadLimits) -> list[str]:
     if match:
         infos = _matching(engine, match, limits)
         keys = {k for s in infos for k in s.labels} | ({"__name__"} if infos else set())
@@ -62,7 +66,7 @@ def _names(engine, match: list[str] | None, limit: int, limits: ReadLimits) -> l
 
 
 def _values(
-    engine, name: str, match: list[str] | None, limit: int, limits: ReadLimits
+    engine: Engine, name: str, match: list[str] | None, limit: int, limits: ReadLimits
 ) -> list[str]:
     if match:
         infos = _matching(engine, match, limits)
@@ -107,7 +111,7 @@ async def values(
     return _answer(found, limit)
 
 
-def _catalog(engine, limit: int, contains: str | None) -> dict:
+def _catalog(engine: Engine, limit: int, contains: str | None) -> dict:
     with engine.connect() as conn:
         names = metric_names(conn=conn, limit=limit + 1, contains=contains)
         keys = label_keys_of(conn=conn, names=[n for n, _count in names[:limit]])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from correlator.api.auth import ReaderDep, WriterDep
@@ -45,6 +47,10 @@ from correlator.store.registry import (
 from correlator.store.slas import list_slas
 from correlator.vocabulary import TEAMS
 
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+
 # What the store's columns hold: a topology node's id ("<kind>:<name>") and a model version.
 NODE_ID = MAX_NAME
 VERSION = 100
@@ -71,7 +77,7 @@ async def create_model(body: ModelIn, engine: EngineDep, token: WriterDep) -> di
         raise field_error("name", f"model {exc} exists", 409) from exc
 
 
-def _model_view(*, conn, name: str) -> dict | None:
+def _model_view(*, conn: Connection, name: str) -> dict | None:
     got = get_model(conn=conn, name=name)
     if got is None:
         return None

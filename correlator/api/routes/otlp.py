@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from google.protobuf import json_format
@@ -19,6 +20,10 @@ from correlator.api.wire_body import inflate, read_bytes
 from correlator.receivers.compression import BadEncoding, TooLarge, Unsupported
 from correlator.receivers.otlp import Decoded, decode_metrics, parse_request
 from correlator.store.tsdb import DeltaOverflow, store_batch
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 router = APIRouter(tags=["ingest"])
 PROTOBUF, JSON = "application/x-protobuf", "application/json"
@@ -39,7 +44,7 @@ def _error(status: int, field: str, reason: str, is_json: bool, headers=None) ->
     return _reply(Status(code=code, message=f"{field}: {reason}"), status, is_json, headers)
 
 
-def _decode(body: bytes, is_json: bool, settings) -> Decoded:
+def _decode(body: bytes, is_json: bool, settings: ServiceSettings) -> Decoded:
     return decode_metrics(
         parse_request(body, is_json=is_json), **settings.batch_bounds(time.time())
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -32,6 +32,10 @@ from correlator.store.tsdb import (
     match_series,
     read_range,
 )
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
 
 router = APIRouter(tags=["query"])
 MAX_RESOLUTION = 11_000  # points per series, as Prometheus
@@ -115,7 +119,7 @@ def _step_ms(text: str | None) -> int:
     return step
 
 
-def _fetcher(engine, limits: ReadLimits):
+def _fetcher(engine: Engine, limits: ReadLimits):
     """Return a fetch for the evaluator, within the request's series and samples bounds."""
     series_seen: set[int] = set()
     samples = 0
@@ -165,7 +169,7 @@ def _answer_points(value) -> int:
 
 
 def _answer(
-    engine, limits: ReadLimits, query: str, steps: np.ndarray, instant: bool, max_bytes: int
+    engine: Engine, limits: ReadLimits, query: str, steps: np.ndarray, instant: bool, max_bytes: int
 ) -> bytes | memoryview:
     node = parse_query(query)  # here, in the thread pool: a long parse never stalls the loop
 

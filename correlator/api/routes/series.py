@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 from fastapi import APIRouter, HTTPException, Query, Request, Response
@@ -21,6 +21,10 @@ from correlator.selector import Selector, SelectorError, parse_selector
 from correlator.settings import READ_MAX_SERIES
 from correlator.store.events import list_events
 from correlator.store.tsdb import SeriesInfo, find_series, match_series, read_range
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
 
 router = APIRouter(tags=["query"])
 # The most ``limit`` may ask (the default read_max_series); the setting bounds it further.
@@ -50,7 +54,7 @@ def parse_matches(matches: list[str]) -> list[Selector]:
 
 
 def select_series(
-    engine, selectors: list[Selector], limit: int, limits: ReadLimits
+    engine: Engine, selectors: list[Selector], limit: int, limits: ReadLimits
 ) -> list[SeriesInfo]:
     """Return the stored series any selector matches, by id; 422 past ``limit`` of them."""
     found: dict[int, SeriesInfo] = {}
@@ -63,7 +67,7 @@ def select_series(
     return sorted(found.values(), key=lambda s: s.id)
 
 
-def split_selectors(engine, source, selectors: list[Selector]):
+def split_selectors(engine: Engine, source, selectors: list[Selector]):
     """Return (store, mapped, raw) selectors: the per-metric rule of docs/prometheus.md.
 
     With a source, a metric the mapping serves is read through it; a named metric the
@@ -150,7 +154,13 @@ async def list_series(
 
 
 def _list(
-    engine, source, matches: list[str], limit: int, start: float, end: float, limits: ReadLimits
+    engine: Engine,
+    source,
+    matches: list[str],
+    limit: int,
+    start: float,
+    end: float,
+    limits: ReadLimits,
 ) -> list[dict]:
     store, mapped, raw = split_selectors(engine, source, parse_matches(matches))
     infos = select_series(engine, store, limit, limits) if store else []
@@ -166,7 +176,7 @@ def _list(
 
 
 def _query(
-    engine,
+    engine: Engine,
     source,
     matches: list[str],
     start: float,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter, Response
 
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
@@ -11,15 +13,19 @@ from correlator.api.schemas.slas import SlaBase, SlaIn, SlaOut, SlaPut
 from correlator.store.slas import delete_sla as remove_sla
 from correlator.store.slas import get_sla, list_slas, upsert_sla
 
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+
 router = APIRouter(tags=["slas"])
 
 
-def _store(*, conn, sla: dict) -> dict | None:
+def _store(*, conn: Connection, sla: dict) -> dict | None:
     upsert_sla(conn=conn, sla=sla)
     return get_sla(conn=conn, name=sla["name"])
 
 
-def _create(*, conn, sla: dict) -> dict | None:
+def _create(*, conn: Connection, sla: dict) -> dict | None:
     if get_sla(conn=conn, name=sla["name"]) is not None:
         return None
     return _store(conn=conn, sla=sla)

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine
 
@@ -44,6 +45,10 @@ from correlator.store.tsdb.rollup_state import (
     set_states,
 )
 from correlator.store.tsdb.rollups import merge_hours, rebuild_hours, roll_up
+
+if TYPE_CHECKING:
+    from correlator.settings import ServiceSettings
+
 
 LEASE = "retention"
 log = logging.getLogger(__name__)
@@ -169,16 +174,16 @@ def _count_partition(conn: Connection, name: str) -> int:
     return int(conn.exec_driver_sql(f"SELECT COUNT(*) FROM {name}").scalar_one())
 
 
-def _lease_seconds(settings) -> float:
+def _lease_seconds(settings: ServiceSettings) -> float:
     return max(settings.lease_seconds, 2 * _interval(settings))
 
 
-def periodic(settings) -> bool:
+def periodic(settings: ServiceSettings) -> bool:
     """Return whether passes run every rollup interval (rollups or compaction enabled)."""
     return settings.rollup_enabled or settings.compaction_enabled
 
 
-def _interval(settings) -> float:
+def _interval(settings: ServiceSettings) -> float:
     """Return the time between passes: the rollup interval when rollups run, else retention's."""
     if periodic(settings):
         return min(settings.rollup_interval_seconds, settings.retention_interval_seconds)
@@ -188,7 +193,7 @@ def _interval(settings) -> float:
 def maintain_once(
     *,
     engine: Engine,
-    settings,
+    settings: ServiceSettings,
     holder: str,
     rollup: bool | None = None,
     retention: bool = True,
@@ -238,13 +243,15 @@ def maintain_once(
     return done
 
 
-def retain_once(*, engine: Engine, settings, holder: str, now: float | None = None) -> dict | None:
+def retain_once(
+    *, engine: Engine, settings: ServiceSettings, holder: str, now: float | None = None
+) -> dict | None:
     """Run one retention pass if this process holds the retention lease; return its report."""
     done = maintain_once(engine=engine, settings=settings, holder=holder, rollup=False, now=now)
     return None if done is None else done["retention"]
 
 
-async def run_retention_job(engine: Engine, *, settings, holder: str) -> None:
+async def run_retention_job(engine: Engine, *, settings: ServiceSettings, holder: str) -> None:
     """Roll up, compact and apply retention (each when enabled) under the lease until cancelled.
 
     Retention runs at once and every ``retention_interval_seconds``; rollups and compaction
