@@ -7,14 +7,33 @@ from dataclasses import replace
 
 from causeline.commands.errors import CliError, open_engine
 from causeline.commands.options import add_database_option, parse_positive_count, subparser
+from correlator.records.incident import IncidentRecord
 
-TEST_INCIDENT = {
-    "id": 0,
-    "sla": "causeline test alert",
-    "severity": "info",
-    "status": "open",
-    "scope": {"kind": "global", "labels": {}},
-    "suspects": [
+# A whole incident record, so the test message goes through what a real one does.
+TEST_INCIDENT = IncidentRecord(
+    id=0,
+    sla="causeline test alert",
+    status="open",
+    severity="info",
+    breach_start=0.0,
+    breach_end=None,
+    opened_at=0.0,
+    acknowledged_at=None,
+    acknowledged_by=None,
+    assignee=None,
+    escalations=0,
+    escalated_at=None,
+    snoozed_until=None,
+    resolved_at=None,
+    top_suspect=None,
+    resolved_by=None,
+    opened_by=None,
+    reranked_at=None,
+    headline=None,
+    scope={"kind": "global", "labels": {}},
+    confidence=None,
+    confidence_says=None,
+    suspects=[
         {
             "rank": 1,
             "kind": "series",
@@ -25,9 +44,14 @@ TEST_INCIDENT = {
             "evidence": "this is a test message from `causeline alert test`",
         }
     ],
-    "changes": [],
-    "oncall": {"algo": None, "infra": None},
-}
+    changes=[],
+    chain=[],
+    oncall={"algo": None, "infra": None},
+    analysis_error=None,
+    runbook=None,
+    imported=None,
+    notes=[],
+)
 
 
 def register(sub) -> None:
@@ -109,7 +133,7 @@ def test_cmd(args) -> int:
     if channel is None:
         raise CliError(f"no channel {args.channel!r}; see `causeline alert channels`")
     now = time.time()
-    incident = TEST_INCIDENT | {"breach_start": now - 60}
+    incident: IncidentRecord = {**TEST_INCIDENT, "breach_start": now - 60}
     message = build_message(incident, "opened", sla=None, public_url=settings.public_url, now=now)
     # Said as a test in its first words: a reader must not take it for an SLA breach.
     message = replace(message, title=f"[TEST] causeline alert test to {channel.name}: no incident")

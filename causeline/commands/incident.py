@@ -7,6 +7,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from causeline.commands.errors import CliError, open_engine
 from causeline.commands.options import (
@@ -24,6 +25,9 @@ from causeline.commands.records import (
     writing,
 )
 from correlator.text import argument_problem, printable
+
+if TYPE_CHECKING:
+    from correlator.records.incident import IncidentRecord
 
 
 def register(sub) -> None:
@@ -116,7 +120,7 @@ def register(sub) -> None:
     ev.set_defaults(func=evaluate_cmd)
 
 
-def _get(args) -> dict:
+def _get(args) -> IncidentRecord:
     from correlator.store.incidents import get_incident
 
     with reading(args) as conn:

@@ -9,6 +9,7 @@ from correlator.alerts.actions import ActionLink
 from correlator.analysis.confidence import say
 from correlator.analysis.evidence import describe, number, unit_of
 from correlator.analysis.render import when
+from correlator.records.incident import IncidentRecord
 from correlator.vocabulary import DEFAULT_SEVERITY, TEAMS, AlertEvent
 
 BOARD_BEFORE_S = 3600.0
@@ -116,7 +117,7 @@ def _one_line(text, limit: int) -> str:
     return " ".join(str(text or "").split())[:limit]
 
 
-def _suspects(incident: dict) -> list[SuspectLine]:
+def _suspects(incident: IncidentRecord) -> list[SuspectLine]:
     out = []
     for i, s in enumerate((incident.get("suspects") or [])[:3]):
         out.append(
@@ -135,7 +136,7 @@ def _suspects(incident: dict) -> list[SuspectLine]:
     return out
 
 
-def _changes(incident: dict) -> list[ChangeLine]:
+def _changes(incident: IncidentRecord) -> list[ChangeLine]:
     rows = [c for c in incident.get("changes") or [] if c.get("ts") is not None]
     rows.sort(key=lambda c: c["ts"], reverse=True)
     return [
@@ -150,7 +151,7 @@ def _changes(incident: dict) -> list[ChangeLine]:
     ]
 
 
-def _scope(incident: dict) -> tuple[str, dict]:
+def _scope(incident: IncidentRecord) -> tuple[str, dict]:
     scope = incident.get("scope") or {}
     if not isinstance(scope, dict) or not scope.get("kind"):
         return "scope unknown", {}
@@ -159,7 +160,7 @@ def _scope(incident: dict) -> tuple[str, dict]:
     return (f"{scope['kind']} ({where})" if where else str(scope["kind"])), labels
 
 
-def _oncall(incident: dict) -> dict[str, str]:
+def _oncall(incident: IncidentRecord) -> dict[str, str]:
     out = {}
     for team in TEAMS:
         who = (incident.get("oncall") or {}).get(team)
@@ -187,7 +188,7 @@ def incident_url(public_url: str, incident_id: int) -> str:
 
 
 def build_message(
-    incident: dict,
+    incident: IncidentRecord,
     event: AlertEvent,
     *,
     sla: dict | None,

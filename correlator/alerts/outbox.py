@@ -28,6 +28,7 @@ from correlator.store.windows import MetricSource, sla_series
 from correlator.vocabulary import DEFAULT_AGGREGATE, AlertEvent
 
 if TYPE_CHECKING:
+    from correlator.records.incident import IncidentRecord
     from correlator.settings import ServiceSettings
 
 
@@ -86,7 +87,7 @@ def _key(incident_id: int, event: str, channel: str, top: str, n: int) -> str:
 def enqueue_incident_event(
     *,
     conn: Connection,
-    incident: dict,
+    incident: IncidentRecord,
     event: AlertEvent,
     settings: ServiceSettings,
     now: float | None = None,
@@ -109,8 +110,6 @@ def enqueue_incident_event(
     if not config.channels:
         return 0
     sla = get_sla(conn=conn, name=incident["sla"])
-    if value is None:
-        value = incident.get("value")
     if value is None:
         value = current_value(conn=conn, sla=sla, now=now, source=source)
     secret = secret_text(getattr(settings, "action_secret", None))

@@ -24,6 +24,7 @@ from correlator.store.windows import MetricSource
 from correlator.vocabulary import TEAMS, AlertEvent
 
 if TYPE_CHECKING:
+    from correlator.records.incident import IncidentRecord
     from correlator.settings import ServiceSettings
 
 
@@ -163,7 +164,7 @@ def assign_and_announce(
     return None
 
 
-def next_on_call(conn: Connection, incident: dict, at: float) -> tuple[str, str | None]:
+def next_on_call(conn: Connection, incident: IncidentRecord, at: float) -> tuple[str, str | None]:
     """Return the team an incident escalates in and whom its next escalation reaches.
 
     The team owns the top suspect (else the first team with anyone on call); the person is

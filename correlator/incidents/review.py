@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 
 from correlator.analysis.evidence import elapsed
+from correlator.records.incident import IncidentRecord
 from correlator.vocabulary import TEAMS
 
 TIMELINE_SUSPECTS = 5
@@ -53,7 +54,7 @@ def _trigger(top: dict | None) -> str:
     return f"{_name(top)} - {md(top.get('evidence', ''))}" if top else "not found"
 
 
-def _timeline(inc: dict) -> list[tuple[float, str]]:
+def _timeline(inc: IncidentRecord) -> list[tuple[float, str]]:
     rows = [(inc["breach_start"], f"**SLA breached**: {md(inc['sla'])}")]
     for c in inc.get("changes") or []:
         when = c.get("ts") if c.get("ts") is not None else c.get("planned_ts")
@@ -68,16 +69,15 @@ def _timeline(inc: dict) -> list[tuple[float, str]]:
             rows.append((s["onset"], f"anomaly onset: {_name(s)} (suspect #{s.get('rank')})"))
     for n in inc.get("notes") or []:
         rows.append((n["ts"], f"note by {md(n['author'])} ({md(n['team'])}): {md(n['text'])}"))
-    if inc.get("breach_end") is not None:
-        rows.append((inc["breach_end"], "SLA recovered"))
-    if inc.get("resolved_at") is not None:
-        rows.append(
-            (inc["resolved_at"], f"incident resolved by {md(inc.get('resolved_by') or '?')}")
-        )
+    recovered, resolved = inc.get("breach_end"), inc.get("resolved_at")
+    if recovered is not None:
+        rows.append((recovered, "SLA recovered"))
+    if resolved is not None:
+        rows.append((resolved, f"incident resolved by {md(inc.get('resolved_by') or '?')}"))
     return sorted(rows, key=lambda r: r[0])
 
 
-def render_review(inc: dict) -> str:
+def render_review(inc: IncidentRecord) -> str:
     """Return the Markdown review of an incident."""
     suspects = inc.get("suspects") or []
     top = suspects[0] if suspects else None
@@ -131,7 +131,7 @@ def render_review(inc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def action_items(inc: dict) -> list[tuple[str, str]]:
+def action_items(inc: IncidentRecord) -> list[tuple[str, str]]:
     """Return improvement actions with owners, from the suspects and changes."""
     items = []
     for s in (inc.get("suspects") or [])[:3]:

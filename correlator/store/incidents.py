@@ -5,10 +5,11 @@ from __future__ import annotations
 from sqlalchemy import Connection, case, select
 from sqlalchemy.orm import Session
 
+from correlator.records.incident import IncidentRecord, IncidentSummaryRecord, NoteRecord
 from correlator.store.tables import Incident, IncidentNote
 
 
-def note_dict(row: IncidentNote) -> dict:
+def note_dict(row: IncidentNote) -> NoteRecord:
     """Return the API form of a note."""
     return {
         "id": row.id,
@@ -19,7 +20,7 @@ def note_dict(row: IncidentNote) -> dict:
     }
 
 
-def _summary(row: Incident) -> dict:
+def _summary(row: Incident) -> IncidentSummaryRecord:
     suspects = (row.snapshot or {}).get("suspects") or []
     return {
         "id": row.id,
@@ -40,26 +41,27 @@ def _summary(row: Incident) -> dict:
     }
 
 
-def incident_dict(row: Incident, notes: list[IncidentNote]) -> dict:
+def incident_dict(row: Incident, notes: list[IncidentNote]) -> IncidentRecord:
     """Return the full API form of an incident."""
     snap = row.snapshot or {}
-    return _summary(row) | {
-        "resolved_by": row.resolved_by,
-        "opened_by": row.opened_by,
-        "reranked_at": row.reranked_at,
-        "headline": snap.get("headline"),
-        "scope": snap.get("scope"),
-        "confidence": snap.get("confidence"),
-        "confidence_says": snap.get("confidence_says"),
-        "suspects": snap.get("suspects") or [],
-        "changes": snap.get("changes") or [],
-        "chain": snap.get("chain") or [],
-        "oncall": snap.get("oncall") or {"algo": None, "infra": None},
-        "analysis_error": snap.get("analysis_error"),
-        "runbook": snap.get("runbook"),
-        "imported": snap.get("imported"),
-        "notes": [note_dict(n) for n in notes],
-    }
+    return IncidentRecord(
+        **_summary(row),
+        resolved_by=row.resolved_by,
+        opened_by=row.opened_by,
+        reranked_at=row.reranked_at,
+        headline=snap.get("headline"),
+        scope=snap.get("scope"),
+        confidence=snap.get("confidence"),
+        confidence_says=snap.get("confidence_says"),
+        suspects=snap.get("suspects") or [],
+        changes=snap.get("changes") or [],
+        chain=snap.get("chain") or [],
+        oncall=snap.get("oncall") or {"algo": None, "infra": None},
+        analysis_error=snap.get("analysis_error"),
+        runbook=snap.get("runbook"),
+        imported=snap.get("imported"),
+        notes=[note_dict(n) for n in notes],
+    )
 
 
 def open_incident_for(*, conn: Connection, sla: str) -> Incident | None:
@@ -164,7 +166,7 @@ def snooze_incident(*, conn: Connection, incident_id: int, until: float) -> bool
     return _change_open(conn, incident_id, snoozed_until=until) is not None
 
 
-def get_incident(*, conn: Connection, incident_id: int) -> dict | None:
+def get_incident(*, conn: Connection, incident_id: int) -> IncidentRecord | None:
     """Return one incident with its notes, or None."""
     session = Session(conn)
     row = session.get(Incident, incident_id)
@@ -178,7 +180,7 @@ def get_incident(*, conn: Connection, incident_id: int) -> dict | None:
     return incident_dict(row, list(notes))
 
 
-def list_incidents(*, conn: Connection, status: str | None = None) -> list[dict]:
+def list_incidents(*, conn: Connection, status: str | None = None) -> list[IncidentSummaryRecord]:
     """Return incident summaries, open first, newest first."""
     stmt = select(Incident).order_by(
         case((Incident.status == "open", 0), else_=1), Incident.opened_at.desc(), Incident.id.desc()
@@ -190,7 +192,7 @@ def list_incidents(*, conn: Connection, status: str | None = None) -> list[dict]
 
 def add_note(
     *, conn: Connection, incident_id: int, author: str, team: str, text: str, now: float
-) -> dict | None:
+) -> NoteRecord | None:
     """Add a note to an incident; return it, or None when the incident is unknown."""
     session = Session(conn)
     if session.get(Incident, incident_id) is None:

@@ -38,6 +38,7 @@ from correlator.store.incidents import get_incident
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from correlator.records.incident import IncidentRecord
     from correlator.settings import ServiceSettings
 
 
@@ -113,7 +114,7 @@ def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
 
 async def _check(
     engine: Engine, settings: ServiceSettings, token: str
-) -> tuple[int, str, dict] | HTMLResponse:
+) -> tuple[int, str, IncidentRecord] | HTMLResponse:
     """Return (incident id, action, incident) of a valid link, else the page saying why not."""
     secret = secret_text(settings.action_secret)
     if not secret:
@@ -132,7 +133,7 @@ async def _check(
     return incident_id, action, incident
 
 
-def _about(incident: dict, settings: ServiceSettings) -> str:
+def _about(incident: IncidentRecord, settings: ServiceSettings) -> str:
     url = incident_url(settings.public_url, incident["id"])
     taken = incident.get("acknowledged_by")
     state = f"{incident['status']}" + (f", acknowledged by {taken}" if taken else "")

@@ -39,6 +39,7 @@ from correlator.incidents.review import render_review
 from correlator.incidents.snapshot import analyze_stored, build_snapshot
 from correlator.limits import MAX_TS
 from correlator.promsource import PromSourceError
+from correlator.records.incident import IncidentRecord
 from correlator.settings import ServiceSettings
 from correlator.store.incidents import (
     add_note,
@@ -57,7 +58,7 @@ def _id(incident_id: int) -> int:
     return incident_id
 
 
-async def _get(engine: Engine, incident_id: int) -> dict:
+async def _get(engine: Engine, incident_id: int) -> IncidentRecord:
     got = await read(engine, get_incident, incident_id=_id(incident_id))
     if got is None:
         raise not_found(f"incident {incident_id}")
@@ -77,7 +78,7 @@ async def incidents(
 @router.get(
     "/api/v1/incidents/{incident_id}", response_model=IncidentOut, response_model_exclude_unset=True
 )
-async def incident(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> dict:
+async def incident(incident_id: int, engine: EngineDep, _reader: ReaderDep) -> IncidentRecord:
     """Return an incident: breach, scope, suspects, changes, chain, notes, on-call."""
     return await _get(engine, incident_id)
 
@@ -116,7 +117,7 @@ async def rerank(
     source: SourceDep,
     token: WriterDep,
     body: ActionIn | None = None,
-) -> dict:
+) -> IncidentRecord:
     """Recompute the suspects snapshot from the data stored now."""
     inc = await _get(engine, incident_id)
     t = now()
