@@ -85,3 +85,30 @@ def engine(db_url):
     upgrade(eng)
     yield eng
     eng.dispose()
+
+
+@pytest.fixture
+def client(engine):
+    """Yield a service client whose requests carry a writer token named 'ci'."""
+    from fastapi.testclient import TestClient
+
+    from correlator.api.app import create_app
+    from correlator.settings import ServiceSettings
+    from correlator.store.engine import write_transaction
+    from correlator.store.tokens import create_token
+
+    with write_transaction(engine) as conn:
+        token = create_token(conn=conn, name="ci")
+    app = create_app(ServiceSettings(database_url=str(engine.url)), engine=engine)
+    with TestClient(app) as c:
+        c.headers["Authorization"] = f"Bearer {token}"
+        yield c
+
+
+@pytest.fixture
+def anon(client):
+    """Yield a client without a token on the same app."""
+    from fastapi.testclient import TestClient
+
+    with TestClient(client.app) as c:
+        yield c

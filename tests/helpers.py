@@ -185,3 +185,10 @@ def admin_client(engine: Engine) -> TestClient:
     client = TestClient(create_app(settings, engine=engine), raise_server_exceptions=False)
     client.headers["Authorization"] = f"Bearer {token}"
     return client
+
+
+def field_of(resp) -> set[str]:
+    """Return the fields a 422 names."""
+    return {str(d["loc"][-1]) for d in resp.json()["detail"]} | {
+        str(d.get("field")) for d in resp.json()["detail"] if d.get("field")
+    }

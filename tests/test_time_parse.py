@@ -72,7 +72,7 @@ def test_a_bad_time_is_an_argparse_error_naming_the_option(tmp_path, capsys):
 
 def test_every_time_option_takes_relative_times():
     from causeline.cli import build_parser
-    from tests.test_cli import _subcommands
+    from tests.causeline.test_cli import _subcommands
 
     checked = 0
     for path, p in _subcommands(build_parser()):

@@ -21,8 +21,7 @@ from correlator.store.engine import write_transaction
 from correlator.store.lease import lease_holder, take_lease
 from correlator.store.tsdb.read import time_bounds
 from tests.conftest import scenarios_dir
-from tests.helpers import count_rows, unlabelled_samples
-from tests.incidents.conftest import field_of
+from tests.helpers import count_rows, field_of, unlabelled_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 SLA = {

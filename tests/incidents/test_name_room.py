@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.incidents.conftest import field_of
-from tests.incidents.test_models_api import CARD
+from tests.api.test_models import CARD
+from tests.helpers import field_of
 
 
 def _model(client, name: str = "rank") -> None:

@@ -10,7 +10,7 @@ from correlator.incidents.cards import card_errors
 from correlator.incidents.chain import build_chain, segment_of
 from correlator.incidents.live import sla_state
 from correlator.incidents.review import render_review
-from tests.incidents.test_models_api import CARD
+from tests.api.test_models import CARD
 
 SLA = {"name": "s", "metric": "lat", "labels": {}, "op": ">", "threshold": 50, "for_seconds": 60}
 

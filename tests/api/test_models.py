@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.incidents.conftest import field_of
+from tests.helpers import field_of
 
 CARD = {
     "purpose": "rank feed items by predicted click probability",

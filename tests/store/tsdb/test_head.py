@@ -18,7 +18,7 @@ from correlator.store.tsdb.retention import run_retention
 from correlator.store.tsdb.rollups import rebuild_hours
 from correlator.store.tsdb.write import HOUR_MS, insert_rows
 from tests.helpers import count_rows, insert_samples, read_samples, store_series
-from tests.store.test_chunks import NOW, _same, _store, _windows
+from tests.store.tsdb.test_chunks import NOW, _same, _store, _windows
 
 SPECIAL = [-0.0, np.inf, -np.inf, 5e-324, 1.7976931348623157e308, 0.1 + 0.2, np.nan]
 

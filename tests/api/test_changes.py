@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tests.incidents.conftest import field_of
+from tests.helpers import field_of
 
 DAY = 86400
 

@@ -12,7 +12,7 @@ from correlator.settings import ServiceSettings
 from correlator.store.engine import write_transaction
 from correlator.store.slas import upsert_sla
 from correlator.store.tokens import create_token
-from tests.incidents.test_models_api import CARD
+from tests.api.test_models import CARD
 
 
 def _run(capsys, db_url, *argv) -> str:

@@ -16,7 +16,7 @@ from correlator.store.engine import write_transaction
 from correlator.store.tsdb.series import ensure_series
 from tests.helpers import free_port, wait_ready
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 POD = "a" * 28  # Python's backtracking re takes tens of seconds on (.*)*Z against this
 HOSTILE = '{pod=~"(.*)*Z"}'
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.alerts.samples import SLA as ALERTED_SLA
-from tests.incidents.conftest import field_of
+from tests.helpers import field_of
 
 SLA = {k: v for k, v in ALERTED_SLA.items() if k != "model"} | {
     "description": "p99 under 50 ms at up to 400 QPS"
