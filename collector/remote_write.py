@@ -14,15 +14,14 @@ import base64
 import gzip
 import json
 import logging
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from typing import Unpack
 
 import httpx
 
-from collector.health import AgentHealth
 from collector.prompb import encode_write_request
 from collector.schema import SeriesBatch
-from collector.shipper import Backoff, SpoolSender
+from collector.shipper import SenderOptions, SpoolSender
 from collector.snappy import compress
 from collector.spool import Spool, SpoolEntry
 
@@ -57,20 +56,10 @@ class RemoteWriteSender(SpoolSender):
         headers: Mapping[str, str] | None = None,
         bearer_token: str | None = None,
         basic_auth: tuple[str, str] | None = None,
-        client: httpx.Client | None = None,
         timeout: float = 30.0,
-        backoff: Backoff | None = None,
-        health: AgentHealth | None = None,
-        wallclock: Callable[[], float] = time.time,
+        **options: Unpack[SenderOptions],
     ):
-        super().__init__(
-            spool,
-            client=client,
-            timeout=timeout,
-            backoff=backoff,
-            health=health,
-            wallclock=wallclock,
-        )
+        super().__init__(spool, timeout=timeout, **options)
         self.url = url
         self._headers = {**(headers or {}), **PROTOCOL_HEADERS}
         if bearer_token:

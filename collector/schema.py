@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import TypeGuard, cast
+from typing import TypedDict, TypeGuard, cast
 
 MAX_SERIES_PER_BATCH = 10_000
 MAX_SAMPLES_PER_BATCH = 1_000_000
@@ -34,6 +34,35 @@ MAX_LABELS_PER_SERIES = 64
 MAX_LABEL_VALUE_LENGTH = 2048  # characters; Mimir's default, ample for pod and model names
 # JSON integers become float64 samples: anything a float cannot hold is refused, not rounded to inf.
 MAX_NUMBER = 1.7976931348623157e308
+
+
+class SeriesBounds(TypedDict, total=False):
+    """The bounds one series is parsed under (``parse_series``); unset: the MAX_*."""
+
+    max_labels: int
+    max_label_value: int
+    not_after: float | None  # refuse samples stamped then or later (a sender's clock is wrong)
+
+
+class BatchBounds(SeriesBounds, total=False):
+    """The bounds a pushed body is parsed under (each route's settings); unset: the MAX_*."""
+
+    max_series: int
+    max_samples: int
+
+
+def series_bounds(bounds: BatchBounds) -> SeriesBounds:
+    """Return the bounds ``parse_series`` takes of a body's bounds."""
+    out = SeriesBounds()
+    if "max_labels" in bounds:
+        out["max_labels"] = bounds["max_labels"]
+    if "max_label_value" in bounds:
+        out["max_label_value"] = bounds["max_label_value"]
+    if "not_after" in bounds:
+        out["not_after"] = bounds["not_after"]
+    return out
+
+
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 # The service's one rule for stored text (correlator/text.py re-exports it): no unpaired

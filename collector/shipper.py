@@ -20,6 +20,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from typing import TypedDict, Unpack
 
 import httpx
 
@@ -50,6 +51,15 @@ class Backoff:
     def reset(self) -> None:
         """Forget past failures."""
         self.failures = 0
+
+
+class SenderOptions(TypedDict, total=False):
+    """What every spool sender may be given beside its destination: injected parts."""
+
+    client: httpx.Client | None  # default: one of its own, with the sender's timeout
+    backoff: Backoff | None
+    health: AgentHealth | None  # default: the spool's
+    wallclock: Callable[[], float]
 
 
 class SpoolSender:
@@ -178,20 +188,10 @@ class Shipper(SpoolSender):
         *,
         server: str,
         token: str,
-        client: httpx.Client | None = None,
         timeout: float = 10.0,
-        backoff: Backoff | None = None,
-        health: AgentHealth | None = None,
-        wallclock: Callable[[], float] = time.time,
+        **options: Unpack[SenderOptions],
     ):
-        super().__init__(
-            spool,
-            client=client,
-            timeout=timeout,
-            backoff=backoff,
-            health=health,
-            wallclock=wallclock,
-        )
+        super().__init__(spool, timeout=timeout, **options)
         self.url = server.rstrip("/") + INGEST_PATH
         self._headers = {
             "Authorization": f"Bearer {token}",

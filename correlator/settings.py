@@ -16,6 +16,7 @@ from collector.schema import (
     MAX_LABEL_VALUE_LENGTH,
     MAX_LABELS_PER_SERIES,
     MAX_SERIES_PER_BATCH,
+    BatchBounds,
 )
 
 READ_MAX_SERIES = 20_000  # the default series bound of one read (read_max_series)
@@ -165,7 +166,7 @@ class ServiceSettings(BaseSettings):
         """Return the first timestamp ingest refuses at ``now`` (None: no bound)."""
         return now + self.max_future_seconds if self.max_future_seconds else None
 
-    def batch_bounds(self, now: float) -> dict:
+    def batch_bounds(self, now: float) -> BatchBounds:
         """Return the bounds every push route (ingest, remote write, OTLP) parses a body under."""
         return {
             "max_series": self.max_series_per_batch,

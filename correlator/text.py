@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from collector.schema import text_problem  # the rule itself, where the receivers check labels
+from correlator.vocabulary import MODEL_CARD_PARTS
 
 # Fields whose strings (and everything nested below them) are free text: multi-line prose,
 # Markdown, a model card's parts, an environment fingerprint, Alertmanager's annotations.
@@ -26,15 +27,7 @@ FREE_TEXT = frozenset(
         "annotations",
         "commonAnnotations",
         "fingerprint",
-        "purpose",
-        "input_schema",
-        "output_schema",
-        "feature_dependencies",
-        "offline_evaluation",
-        "resource_needs",
-        "known_risks",
-        "random_seed",
-        "locked_dependencies",
+        *MODEL_CARD_PARTS,
     }
 )
 # What JSON text must hold for its decoded strings to break the rule: an escape of a control

@@ -33,3 +33,16 @@ DEFAULT_SEVERITY: Severity = "major"
 AlertEvent = Literal[
     "opened", "updated", "acknowledged", "assigned", "escalated", "snoozed", "resolved"
 ]
+
+# The parts of a model card, each free text (correlator/incidents/cards.py checks them).
+MODEL_CARD_PARTS: tuple[str, ...] = (
+    "purpose",
+    "input_schema",
+    "output_schema",
+    "feature_dependencies",
+    "offline_evaluation",
+    "resource_needs",
+    "known_risks",
+    "random_seed",
+    "locked_dependencies",
+)

@@ -235,18 +235,12 @@ def _minutes(text: str) -> float:
 
 def _act(args, action, done: str, **extra) -> int:
     """Run one incident action as the API does; print what was done or fail with why not."""
+    from correlator.incidents.announce import Act
+
     by = author_of(args)
     with _announcing(args) as (conn, settings, source):
-        refused = action(
-            conn=conn,
-            incident_id=args.id,
-            now=time.time(),
-            by=by,
-            settings=settings,
-            source=source,
-            text=args.text,
-            **extra,
-        )
+        act = Act(args.id, time.time(), by, settings, source, args.text)
+        refused = action(conn=conn, act=act, **extra)
         if refused:
             raise CliError(refused)
     print(f"incident {args.id} {done} by {by}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
@@ -97,70 +98,57 @@ def resolve_and_announce(
     return True
 
 
-def resolve_by_hand(
-    *,
-    conn: Connection,
-    incident_id: int,
-    now: float,
-    by: str,
-    settings: ServiceSettings,
-    source: MetricSource | None = None,
-    text: str | None = None,
-) -> str | None:
-    """Resolve an open incident as a person does, ``text`` their note; None or why not."""
+@dataclass(frozen=True, slots=True)
+class Act:
+    """A person's action on an incident: which, when, by whom, why, and where it is said."""
+
+    incident_id: int
+    now: float
+    by: str
+    settings: ServiceSettings
+    source: MetricSource | None = None
+    text: str | None = None  # why, written on the timeline with what was done
+
+    def said(self, conn: Connection, event: AlertEvent, done: str) -> None:
+        """Queue the event's message and write what was done (and why) on the timeline."""
+        _announce(conn, self.incident_id, event, self.settings, self.now, self.source)
+        _note(conn, self.incident_id, self.by, done, self.text, self.now)
+
+
+def resolve_by_hand(*, conn: Connection, act: Act) -> str | None:
+    """Resolve an open incident as a person does, ``act.text`` their note; None or why not."""
     if resolve_and_announce(
         conn=conn,
-        incident_id=incident_id,
-        now=now,
-        by=by,
-        settings=settings,
-        source=source,
-        note=text,
+        incident_id=act.incident_id,
+        now=act.now,
+        by=act.by,
+        settings=act.settings,
+        source=act.source,
+        note=act.text,
     ):
         return None
-    return f"incident {incident_id} is already resolved"
+    return f"incident {act.incident_id} is already resolved"
 
 
-def acknowledge_and_announce(
-    *,
-    conn: Connection,
-    incident_id: int,
-    now: float,
-    by: str,
-    settings: ServiceSettings,
-    source: MetricSource | None = None,
-    text: str | None = None,
-) -> str | None:
+def acknowledge_and_announce(*, conn: Connection, act: Act) -> str | None:
     """Acknowledge an open incident: on it, its timeline and its chat, once.
 
     Returns None when done, else why not (resolved, or whom it was taken by and when).
     """
-    done, had = acknowledge_incident(conn=conn, incident_id=incident_id, now=now, by=by)
+    done, had = acknowledge_incident(conn=conn, incident_id=act.incident_id, now=act.now, by=act.by)
     if not done:
         if had is None:
-            return f"incident {incident_id} is resolved: nothing to acknowledge"
-        return f"incident {incident_id} was acknowledged by {had['by']} at {when(had['at'])}"
-    _announce(conn, incident_id, "acknowledged", settings, now, source)
-    _note(conn, incident_id, by, f"Acknowledged by {by}", text, now)
+            return f"incident {act.incident_id} is resolved: nothing to acknowledge"
+        return f"incident {act.incident_id} was acknowledged by {had['by']} at {when(had['at'])}"
+    act.said(conn, "acknowledged", f"Acknowledged by {act.by}")
     return None
 
 
-def assign_and_announce(
-    *,
-    conn: Connection,
-    incident_id: int,
-    person: str,
-    now: float,
-    by: str,
-    settings: ServiceSettings,
-    source: MetricSource | None = None,
-    text: str | None = None,
-) -> str | None:
+def assign_and_announce(*, conn: Connection, act: Act, person: str) -> str | None:
     """Give an open incident to ``person``, on its timeline and its chat; None or why not."""
-    if not assign_incident(conn=conn, incident_id=incident_id, person=person):
-        return _not_open(conn, incident_id)
-    _announce(conn, incident_id, "assigned", settings, now, source)
-    _note(conn, incident_id, by, f"Assigned to {person} by {by}", text, now)
+    if not assign_incident(conn=conn, incident_id=act.incident_id, person=person):
+        return _not_open(conn, act.incident_id)
+    act.said(conn, "assigned", f"Assigned to {person} by {act.by}")
     return None
 
 
@@ -182,43 +170,22 @@ def next_on_call(conn: Connection, incident: IncidentRecord, at: float) -> tuple
     return team, (chain[level]["person"] if level < len(chain) else None)
 
 
-def escalate_and_announce(
-    *,
-    conn: Connection,
-    incident_id: int,
-    now: float,
-    by: str,
-    settings: ServiceSettings,
-    source: MetricSource | None = None,
-    text: str | None = None,
-) -> str | None:
+def escalate_and_announce(*, conn: Connection, act: Act) -> str | None:
     """Escalate an open incident to the next on call, on its timeline and chat; None or why not."""
-    incident = get_incident(conn=conn, incident_id=incident_id)
+    incident = get_incident(conn=conn, incident_id=act.incident_id)
     if incident is None or incident["status"] != "open":
-        return _not_open(conn, incident_id)
-    team, to = next_on_call(conn, incident, now)
-    level = escalate_incident(conn=conn, incident_id=incident_id, now=now, to=to)
-    _announce(conn, incident_id, "escalated", settings, now, source)
+        return _not_open(conn, act.incident_id)
+    team, to = next_on_call(conn, incident, act.now)
+    level = escalate_incident(conn=conn, incident_id=act.incident_id, now=act.now, to=to)
     whom = to or f"nobody further on call in {team}"
-    _note(conn, incident_id, by, f"Escalated by {by} to {whom} (level {level})", text, now)
+    act.said(conn, "escalated", f"Escalated by {act.by} to {whom} (level {level})")
     return None
 
 
-def snooze_and_announce(
-    *,
-    conn: Connection,
-    incident_id: int,
-    minutes: float,
-    now: float,
-    by: str,
-    settings: ServiceSettings,
-    source: MetricSource | None = None,
-    text: str | None = None,
-) -> str | None:
+def snooze_and_announce(*, conn: Connection, act: Act, minutes: float) -> str | None:
     """Hold an open incident's escalation and repeats for ``minutes``; None or why not."""
-    until = now + minutes * 60.0
-    if not snooze_incident(conn=conn, incident_id=incident_id, until=until):
-        return _not_open(conn, incident_id)
-    _announce(conn, incident_id, "snoozed", settings, now, source)
-    _note(conn, incident_id, by, f"Snoozed by {by} until {when(until)}", text, now)
+    until = act.now + minutes * 60.0
+    if not snooze_incident(conn=conn, incident_id=act.incident_id, until=until):
+        return _not_open(conn, act.incident_id)
+    act.said(conn, "snoozed", f"Snoozed by {act.by} until {when(until)}")
     return None

@@ -7,17 +7,8 @@ import re
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-PARTS = (
-    "purpose",
-    "input_schema",
-    "output_schema",
-    "feature_dependencies",
-    "offline_evaluation",
-    "resource_needs",
-    "known_risks",
-    "random_seed",
-    "locked_dependencies",
-)
+from correlator.vocabulary import MODEL_CARD_PARTS
+
 _LOCK_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\],]*\s*(===?|@)\s*\S+.*$")
 
 
@@ -47,7 +38,7 @@ def _lock_error(value) -> str | None:
 def card_errors(card: dict) -> list[tuple[str, str]]:
     """Return (field, message) for every problem of a model card; empty when it is valid."""
     errors: list[tuple[str, str]] = []
-    for part in PARTS:
+    for part in MODEL_CARD_PARTS:
         if card.get(part) is None or card.get(part) == "":
             errors.append((part, "is required"))
     if errors:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from correlator.incidents.announce import escalate_and_announce
+from correlator.incidents.announce import Act, escalate_and_announce
 from correlator.store.engine import write_transaction
 from correlator.store.slas import list_slas
 from correlator.store.tables import Incident
@@ -75,15 +75,9 @@ def escalate_due(
                 continue
             if (got.escalations or 0) != level or now < due_at(got, minutes):
                 continue  # another replica escalated it first
-            escalate_and_announce(
-                conn=conn,
-                incident_id=incident_id,
-                now=now,
-                by=AUTO,
-                settings=settings,
-                source=source,
-                text=f"unacknowledged for {minutes:g} min",
-            )
+            why = f"unacknowledged for {minutes:g} min"
+            act = Act(incident_id, now, AUTO, settings, source, why)
+            escalate_and_announce(conn=conn, act=act)
             done.append(incident_id)
     if done:
         log.info("escalated unacknowledged incidents %s", done)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Unpack
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
@@ -24,14 +25,14 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 
 from collector.schema import (
-    MAX_LABEL_VALUE_LENGTH,
-    MAX_LABELS_PER_SERIES,
     MAX_SAMPLES_PER_BATCH,
     MAX_SERIES_PER_BATCH,
     Batch,
+    BatchBounds,
     BatchError,
     SeriesBatch,
     parse_series,
+    series_bounds,
 )
 from correlator.receivers.otlp_names import (
     RESOURCE_LABELS,
@@ -241,21 +242,15 @@ def _metric(acc: _Series, metric, path: str, base: dict) -> None:
         )
 
 
-def decode_metrics(
-    request: ExportMetricsServiceRequest,
-    *,
-    max_series: int = MAX_SERIES_PER_BATCH,
-    max_samples: int = MAX_SAMPLES_PER_BATCH,
-    max_labels: int = MAX_LABELS_PER_SERIES,
-    max_label_value: int = MAX_LABEL_VALUE_LENGTH,
-    not_after: float | None = None,
-) -> Decoded:
+def decode_metrics(request: ExportMetricsServiceRequest, **bounds: Unpack[BatchBounds]) -> Decoded:
     """Return the series of an export; BatchError names the first bad field.
 
     ``not_after`` refuses points stamped then or later, as ``parse_series`` does.
     """
     out = Decoded(Batch(series=[]), [])
-    acc = _Series(out, max_series, max_samples)
+    max_series = bounds.get("max_series", MAX_SERIES_PER_BATCH)
+    acc = _Series(out, max_series, bounds.get("max_samples", MAX_SAMPLES_PER_BATCH))
+    per_series = series_bounds(bounds)
     for i, rm in enumerate(request.resource_metrics):
         base = labels_of(rm.resource.attributes, only=RESOURCE_LABELS)
         for j, sm in enumerate(rm.scope_metrics):
@@ -263,9 +258,7 @@ def decode_metrics(
                 _metric(acc, metric, f"resourceMetrics[{i}].scopeMetrics[{j}].metrics[{k}]", base)
     for path, delta, name, labels, stamps, values in acc.groups.values():
         raw = {"name": name, "labels": labels, "timestamps": stamps, "values": values}
-        series = parse_series(
-            raw, path, max_labels=max_labels, max_label_value=max_label_value, not_after=not_after
-        )
+        series = parse_series(raw, path, **per_series)
         if delta:
             out.deltas.append(series)
             out.delta_paths.append(path.rpartition(".dataPoints[")[0] or path)
@@ -278,14 +271,5 @@ def decode_metrics(
             "timestamps": stamps,
             "values": [math.nan] * len(stamps),
         }
-        out.markers.append(
-            parse_series(
-                raw,
-                path,
-                allow_non_finite=True,
-                max_labels=max_labels,
-                max_label_value=max_label_value,
-                not_after=not_after,
-            )
-        )
+        out.markers.append(parse_series(raw, path, allow_non_finite=True, **per_series))
     return out

@@ -15,18 +15,19 @@ import struct
 from dataclasses import dataclass, field
 from functools import partial
 from operator import attrgetter
+from typing import Unpack
 
 from google.protobuf.message import DecodeError
 
 from collector.schema import (
-    MAX_LABEL_VALUE_LENGTH,
-    MAX_LABELS_PER_SERIES,
     MAX_SAMPLES_PER_BATCH,
     MAX_SERIES_PER_BATCH,
     Batch,
+    BatchBounds,
     BatchError,
     SeriesBatch,
     parse_series,
+    series_bounds,
 )
 from correlator.receivers.remote_pb2 import WriteRequest  # type: ignore[attr-defined]  # protoc-built
 
@@ -76,19 +77,13 @@ def _labels(pairs, path: str) -> tuple[str, dict[str, str]]:
     return name, {k: v for k, v in labels.items() if v}
 
 
-def decode_write_request(
-    body: bytes,
-    *,
-    max_series: int = MAX_SERIES_PER_BATCH,
-    max_samples: int = MAX_SAMPLES_PER_BATCH,
-    max_labels: int = MAX_LABELS_PER_SERIES,
-    max_label_value: int = MAX_LABEL_VALUE_LENGTH,
-    not_after: float | None = None,
-) -> Decoded:
+def decode_write_request(body: bytes, **bounds: Unpack[BatchBounds]) -> Decoded:
     """Return the batch a serialised WriteRequest holds; BatchError names the first bad field.
 
     ``not_after`` refuses samples stamped then or later, as ``parse_series`` does.
     """
+    max_series = bounds.get("max_series", MAX_SERIES_PER_BATCH)
+    max_samples = bounds.get("max_samples", MAX_SAMPLES_PER_BATCH)
     try:
         request = WriteRequest.FromString(body)
     except DecodeError as exc:
@@ -127,9 +122,7 @@ def decode_write_request(
             stamps, values = [t for t, _ in kept], [v for _, v in kept]
         group[1].extend(stamps)
         group[2].extend(values)
-    check = partial(
-        parse_series, max_labels=max_labels, max_label_value=max_label_value, not_after=not_after
-    )
+    check = partial(parse_series, **series_bounds(bounds))
     for first, stamps, values, marks in groups.values():
         if not stamps and not marks:
             continue

@@ -3,12 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
-
-from correlator.api.app import create_app
-from correlator.settings import ServiceSettings
-from correlator.store.engine import write_transaction
-from correlator.store.tokens import create_token
 
 T0 = 1_700_000_000.0
 
@@ -33,17 +27,11 @@ BATCH = {
 
 
 @pytest.fixture
-def reader(engine):
+def reader(client):
     """Yield a client of an app holding the batch above."""
-    with write_transaction(engine) as conn:
-        token = create_token(conn=conn, name="w")
-    app = create_app(ServiceSettings(database_url=str(engine.url)), engine=engine)
-    with TestClient(app) as client:
-        resp = client.post(
-            "/api/v1/ingest", json=BATCH, headers={"Authorization": f"Bearer {token}"}
-        )
-        assert resp.status_code == 200, resp.text
-        yield client
+    resp = client.post("/api/v1/ingest", json=BATCH)
+    assert resp.status_code == 200, resp.text
+    return client
 
 
 def test_label_names_and_values(reader):

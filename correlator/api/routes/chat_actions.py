@@ -27,6 +27,7 @@ from correlator.api.deps import EngineDep, SettingsDep, SourceDep
 from correlator.api.handlers import now, read, write
 from correlator.api.schemas.base import Out
 from correlator.incidents.announce import (
+    Act,
     acknowledge_and_announce,
     escalate_and_announce,
     resolve_by_hand,
@@ -86,16 +87,8 @@ async def run_action(
     via: str,
 ) -> str | None:
     """Run a signed action by ``by``; return None when done, else why not."""
-    return await write(
-        engine,
-        RUN[action],
-        incident_id=incident_id,
-        now=now(),
-        by=by,
-        settings=settings,
-        source=source,
-        text=f"from {via}",
-    )
+    act = Act(incident_id, now(), by, settings, source, f"from {via}")
+    return await write(engine, RUN[action], act=act)
 
 
 def _page(title: str, body: str, status: int = 200) -> HTMLResponse:

@@ -27,6 +27,7 @@ from correlator.api.schemas.incidents import (
     SnoozeIn,
 )
 from correlator.incidents.announce import (
+    Act,
     acknowledge_and_announce,
     assign_and_announce,
     escalate_and_announce,
@@ -161,17 +162,8 @@ ActorDep = Annotated[_Actor, Depends(_actor)]
 async def _act(actor: _Actor, incident_id: int, action, by: str, text: str | None, **extra):
     """Run one incident action by ``by``; 409 with why when it cannot be done."""
     await _get(actor.engine, incident_id)
-    refused = await write(
-        actor.engine,
-        action,
-        incident_id=incident_id,
-        now=now(),
-        by=by,
-        settings=actor.settings,
-        source=actor.source,
-        text=text,
-        **extra,
-    )
+    act = Act(incident_id, now(), by, actor.settings, actor.source, text)
+    refused = await write(actor.engine, action, act=act, **extra)
     if refused:
         raise HTTPException(409, refused)
     return await _get(actor.engine, incident_id)
