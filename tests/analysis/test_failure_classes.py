@@ -423,3 +423,50 @@ def test_the_breached_series_at_another_statistic_is_a_symptom_not_a_suspect():
     named = [s[:2] for s in suspects]
     assert ("latency_p50_seconds", "front") not in named
     assert named[0] == ("cpu_usage_cores", "cart")
+
+
+def test_among_moves_past_full_severity_at_one_moment_the_larger_leads():
+    # Held-out class 3: a dozen series jump far past full severity at once; the order among
+    # them keeps the size of the move instead of falling to the rows' names.
+    moves = [("cpu_usage_cores", "cart", 3.0), ("cpu_usage_cores", "ship", 12.0)]
+    for seed in range(4):
+        found = _suspects(_shuffled(_tied(moves, calls=[]), seed))
+        assert found[0][2] == found[1][2]  # both saturate: equal scores
+        assert [s[:2] for s in found[:2]] == [
+            ("cpu_usage_cores", "ship"),
+            ("cpu_usage_cores", "cart"),
+        ]
+
+
+def _coarse(before: int, seed: int) -> Bundle:
+    """Return 5-minute data with ``before`` points before the breach and no baseline.
+
+    pay's CPU rises by 0.3 cores (15 times its noise) at the breach's point.
+    """
+    rng = np.random.default_rng(seed)
+    n, step = before + 3, 300.0
+    ts = T0 + step * np.arange(n)
+    series = []
+    for i, svc in enumerate(SERVICES):
+        cpu = 0.3 + 0.1 * i + rng.normal(0, 0.02, n)
+        memory = (200 + 20 * i + rng.normal(0, 2, n)) * 2**20
+        latency = 0.05 + rng.normal(0, 0.002, n)
+        if svc == "pay":
+            cpu[before:] += 0.3
+        if svc == "front":
+            latency[before:] += 0.5
+        for name, values in (
+            ("cpu_usage_cores", cpu),
+            ("memory_usage_bytes", memory),
+            ("latency_p99_seconds", latency),
+        ):
+            series.append(make_series(name, {"service": svc}, ts, values))
+    sla = _sla("latency_p99_seconds", {"service": "front"}) | {"for_seconds": 0}
+    return Bundle(series=series, changes=[], topology={}, sla=sla, baseline=None)
+
+
+def test_with_one_or_two_coarse_points_before_the_breach_the_cause_still_leads():
+    # Held-out class 5: no baseline, and only one or two 5-minute points before the breach.
+    for before in (1, 2):
+        for seed in range(6):
+            assert _top(_coarse(before, seed)) == [("cpu_usage_cores", "pay")], (before, seed)
