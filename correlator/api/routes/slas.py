@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fastapi import APIRouter, Response
 
 from correlator.api.auth import AdminDep, ReaderDep, WriterDep
@@ -11,31 +9,13 @@ from correlator.api.deps import EngineDep
 from correlator.api.handlers import Name, field_error, not_found, read, who, write
 from correlator.api.schemas.slas import SlaBase, SlaIn, SlaOut, SlaPut
 from correlator.store.slas import delete_sla as remove_sla
-from correlator.store.slas import get_sla, list_slas, upsert_sla
-
-if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
+from correlator.store.slas import get_sla, list_slas, save_sla
 
 router = APIRouter(tags=["slas"])
 
 
-def _store(*, conn: Connection, sla: dict) -> dict | None:
-    upsert_sla(conn=conn, sla=sla)
-    return get_sla(conn=conn, name=sla["name"])
-
-
-def _create(*, conn: Connection, sla: dict) -> dict | None:
-    if get_sla(conn=conn, name=sla["name"]) is not None:
-        return None
-    return _store(conn=conn, sla=sla)
-
-
 def _fields(body: SlaBase, token: str) -> dict:
-    out = body.model_dump(exclude_none=True) | {"author": who(body.author, token)}
-    if not out.get("model") and body.labels.get("model"):
-        out["model"] = body.labels["model"]
-    return out
+    return body.model_dump(exclude_none=True) | {"author": who(body.author, token)}
 
 
 @router.get("/api/v1/slas", response_model=list[SlaOut], response_model_exclude_unset=True)
@@ -49,7 +29,7 @@ async def slas(engine: EngineDep, _reader: ReaderDep) -> list[dict]:
 )
 async def create_sla(body: SlaIn, engine: EngineDep, token: WriterDep) -> dict:
     """Add an SLA; 409 when the name is taken."""
-    got = await write(engine, _create, sla=_fields(body, token))
+    got = await write(engine, save_sla, sla=_fields(body, token), replace=False)
     if got is None:
         raise field_error("name", f"an SLA named {body.name!r} exists", 409)
     return got
@@ -69,7 +49,7 @@ async def put_sla(name: Name, body: SlaPut, engine: EngineDep, token: WriterDep)
     """Create or replace the SLA of that name."""
     if body.name is not None and body.name != name:
         raise field_error("name", f"must match the path ({name!r}) or be left out")
-    return await write(engine, _store, sla=_fields(body, token) | {"name": name})
+    return await write(engine, save_sla, sla=_fields(body, token) | {"name": name})
 
 
 @router.delete("/api/v1/slas/{name}", status_code=204)
