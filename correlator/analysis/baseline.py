@@ -15,13 +15,12 @@ def reference(baseline, cfg: Config) -> tuple[dict | None, dict | None]:
     if not base:
         return None, None
     bgrid = choose_grid(base, choose_step(base))
-    width = max(1, round(cfg.drift_window_s / bgrid.step))
     bsig = signals.build(
         base,
         bgrid,
         kinds=cfg.kinds,
         ref_cols=slice(None),
-        window=width,
+        window=signals.window_columns(cfg.drift_window_s, bgrid.step),
         volatile=cfg.volatile_labels,
     )
     ref = onset.reference(bsig.matrix, rel_floor=cfg.band_rel_floor, abs_floor=cfg.abs_floor)

@@ -107,7 +107,7 @@ def measure(
         kinds=cfg.kinds,
         ref_cols=ref_cols,
         references=base_refs,
-        window=max(1, round(cfg.drift_window_s / tl.grid.step)),
+        window=signals.window_columns(cfg.drift_window_s, tl.grid.step),
         volatile=cfg.volatile_labels,
     )
     ref = onset.reference(sig.matrix[:, ref_cols], rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
@@ -124,7 +124,7 @@ def measure(
     # A kind with an alarm level is out of range from there, whatever its own noise.
     kind_floor = np.array([k.alarm / cfg.off_z if k.alarm else 0.0 for k in rows])
     full_z = np.array(
-        [k.full / (k.alarm / cfg.off_z) if k.alarm and k.full else cfg.full_z for k in rows]
+        [k.full / f if f and k.full else cfg.full_z for k, f in zip(rows, kind_floor, strict=True)]
     )
     m = Measured(
         sig,

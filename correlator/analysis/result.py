@@ -11,7 +11,7 @@ from correlator.analysis import confidence, evidence, grouping, kinds, ranking
 from correlator.analysis.breach import Breach
 from correlator.analysis.changes import ChangeScore
 from correlator.analysis.config import Config
-from correlator.analysis.kinds import Told
+from correlator.analysis.kinds import SignalKind, Told
 from correlator.analysis.onset import Anomalies, Reference
 from correlator.analysis.ranking import Placement
 from correlator.analysis.signals import Signals
@@ -94,7 +94,7 @@ def scope(r: AnalysisResult) -> dict:
     return {"kind": "global", "series": len(rows), "affected": int(bad.size)}
 
 
-def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
+def _series_suspect(r: AnalysisResult, s: Scored, i: int, kind_of: dict[str, SignalKind]) -> dict:
     sig, a = s.signals, s.anomalies
     name, labels = sig.names[i], sig.labels[i]
     onset_t, lead = float(s.onset_t[i]), float(s.lead[i])
@@ -102,10 +102,9 @@ def _series_suspect(r: AnalysisResult, s: Scored, i: int) -> dict:
     extra: dict = {"z": round(float(a.direction[i] * a.strength[i]), 2)}
     j = int(s.who[i])
     follows = evidence.describe(sig.names[j], sig.labels[j]) if j >= 0 else None
-    kind = kinds.by_name(r.config.kinds)[sig.kinds[i]]
+    kind = kind_of[sig.kinds[i]]
     if kind.evidence is not None:
-        window = max(1, round(r.config.drift_window_s / r.grid.step))
-        row = Told(name, labels, sig.payload.get(i), int(a.peak[i]), window, onset_t, lead)
+        row = Told(name, labels, sig.payload.get(i), int(a.peak[i]), sig.window, onset_t, lead)
         text, figures = kind.evidence(row)
         extra.update(figures)
     else:
@@ -157,7 +156,8 @@ def _suspects(r: AnalysisResult, s: Scored) -> list[dict]:
     """Return the series (sibling copies folded) and changes as suspects, best first."""
     # More rows than listed: copies on sibling series fold into one suspect.
     order = ranking.best_first(s.score, s.tie)[: r.config.top * 3]
-    found = [_series_suspect(r, s, int(i)) for i in order if s.score[i] > 0]
+    kind_of = kinds.by_name(r.config.kinds)
+    found = [_series_suspect(r, s, int(i), kind_of) for i in order if s.score[i] > 0]
     totals = grouping.sibling_counts(s.signals.names, s.signals.labels)
     items = grouping.group_series(found, totals)
     listed = [c for c in s.changes if c.score > 0]

@@ -21,6 +21,7 @@ class Signals:
     kinds: list[str]  # a ``SignalKind`` name: "value", "rate" (a counter's), "drift"...
     matrix: np.ndarray
     payload: dict[int, object] = field(default_factory=dict)  # what a row's kind keeps
+    window: int = 1  # grid columns a windowed figure (a histogram's counts) sums
 
     def key(self, row: int) -> tuple:
         """Return the identity of a row: name and sorted labels."""
@@ -34,6 +35,11 @@ class Signals:
         """Return the references rows keep in their payload (a histogram's), by row key."""
         found = {i: getattr(p, "reference", None) for i, p in self.payload.items()}
         return {self.key(i): r for i, r in found.items() if r is not None}
+
+
+def window_columns(seconds: float, step: float) -> int:
+    """Return the grid columns (at least one) that a window of ``seconds`` spans."""
+    return max(1, round(seconds / step))
 
 
 def build(
@@ -74,4 +80,5 @@ def build(
     if built:
         values = np.array([row.values for _, row in built])
         matrix = np.vstack([matrix, values]) if matrix.size else values
-    return Signals(names, labels, kind_of, matrix.reshape(len(names), grid.size), payload)
+    matrix = matrix.reshape(len(names), grid.size)
+    return Signals(names, labels, kind_of, matrix, payload, window)

@@ -9,9 +9,9 @@ from correlator.store.incidents import add_note, get_incident, list_incidents, o
 
 
 def test_each_record_has_the_fields_of_its_api_body():
-    assert set(IncidentSummaryRecord.__annotations__) == set(IncidentSummary.model_fields)
+    assert set(IncidentSummaryRecord.__required_keys__) == set(IncidentSummary.model_fields)
     assert set(IncidentRecord.__required_keys__) == set(IncidentOut.model_fields)
-    assert set(NoteRecord.__annotations__) == set(NoteOut.model_fields)
+    assert set(NoteRecord.__required_keys__) == set(NoteOut.model_fields)
 
 
 def test_the_store_returns_exactly_the_records_keys(engine):
