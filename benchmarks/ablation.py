@@ -38,7 +38,6 @@ NEUTRAL: dict[str, float] = {
     "rel_floor": 0.0,
     "band_q": 50.0,
     "band_rel_floor": 0.02,
-    "sibling_floor": 0.0,
     "ramp_gain": OFF,
     "ramp_rows": 0,
     "late_weight": 1.0,

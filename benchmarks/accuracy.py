@@ -253,7 +253,6 @@ def evaluate(
 CHOICES = {
     "late_weight": (0.8, 0.5),
     "standing": (0.2, 0.5),
-    "sibling_floor": (0.0, 0.5),
     "ramp_gain": (0.6, 0.8),
     "client_side": (0.5, 0.3),
     "latency_least": (0.3, 0.5),

@@ -32,9 +32,6 @@ class Config:
     # A long baseline shows its own noise, so its level-relative floor can be tighter.
     band_rel_floor: float = 0.005
     abs_floor: float = 1e-9
-    # A series at level zero gets at least this share of its siblings' (same metric, other
-    # labels) median spread, and its unit's smallest meaningful step (analysis/units.py).
-    sibling_floor: float = 0.5
     # A ramp (flat, then a steady climb to the breach) explaining this share of a series'
     # variance, begun inside the reference, moves the reference before it; rows tried.
     ramp_gain: float = 0.6

@@ -66,7 +66,7 @@ class SignalKind:
     build: Build | None = None
     # A rise or a fall hurts one way; False for a distance, which has no way (drift).
     directional: bool = True
-    # At level zero the unit and the siblings give the least spread (``units.zero_floors``).
+    # At level zero the unit gives the least spread (``units.zero_floors``).
     level_floors: bool = True
     # A slow ramp begun inside the reference is looked for (``ramps``).
     ramps: bool = True

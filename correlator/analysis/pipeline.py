@@ -117,10 +117,10 @@ def measure(
         on_baseline = baseline.apply(ref, keys, base_stats, cfg)
     kind = kinds.by_name(cfg.kinds)
     rows = [kind[k] for k in sig.kinds]
-    # A level-relative floor collapses at level zero: there the unit and the siblings say
-    # what a meaningful move is (a kind with an alarm level has its own floor below).
+    # A level-relative floor collapses at level zero: there the unit says what a meaningful
+    # move is (a kind with an alarm level has its own floor below).
     plain = [n if k.level_floors else None for n, k in zip(sig.names, rows, strict=True)]
-    floors = units.zero_floors(plain, ref.scale, cfg.sibling_floor)
+    floors = units.zero_floors(plain)
     # A kind with an alarm level is out of range from there, whatever its own noise.
     kind_floor = np.array([k.alarm / cfg.off_z if k.alarm else 0.0 for k in rows])
     full_z = np.array(

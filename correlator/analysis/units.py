@@ -39,23 +39,13 @@ def unit_step(name: str) -> float:
     return 0.0
 
 
-def zero_floors(names: list[str | None], spread: np.ndarray, share: float) -> np.ndarray:
-    """Return each row's spread floor at level zero: its unit step, or its siblings' spread.
+def zero_floors(names: list[str | None]) -> np.ndarray:
+    """Return each row's spread floor at level zero: its unit's smallest meaningful step.
 
-    Siblings (one metric on other labels) say what a meaningful move of that metric is: a
-    series flat at zero beside siblings that vary by 0.1 CPU cores does not turn 1.5e-6
-    cores into +1000 sigma. ``names`` holds None for rows without a unit or siblings.
+    A series flat at zero does not turn 1.5e-6 cores into +1000 sigma. ``names`` holds None
+    for rows without a unit floor (a kind with an alarm level has its own).
     """
-    floor = np.array([unit_step(n) if n else 0.0 for n in names])
-    rows_of: dict[str, list[int]] = {}
-    for i, name in enumerate(names):
-        if name is not None:
-            rows_of.setdefault(name, []).append(i)
-    spread = np.nan_to_num(spread)
-    for rows in rows_of.values():
-        if len(rows) > 1:
-            floor[rows] = np.fmax(floor[rows], share * float(np.median(spread[rows])))
-    return floor
+    return np.array([unit_step(n) if n else 0.0 for n in names])
 
 
 # Unit word of a duration -> seconds.
