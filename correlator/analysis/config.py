@@ -81,6 +81,9 @@ class Config:
     # a change keeps with no anomaly confirming it. Its closeness decays over ``search_s``.
     confirm_s: float = 600.0
     change_unconfirmed: float = 0.3
+    # Exponent of each factor of the score (``scoring.py``: severity, timing, ...) by name;
+    # a factor not named keeps exponent 1.
+    exponents: tuple[tuple[str, float], ...] = ()
     # Histogram drift: windows summed per distribution.
     drift_window_s: float = 60.0
     volatile_labels: tuple[str, ...] = VOLATILE_LABELS

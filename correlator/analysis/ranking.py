@@ -136,13 +136,20 @@ def explained_by(
     return weight, who
 
 
-def combine(a: Anomalies, *, sev, time_w, topo_w, extra_w, persistence: float) -> np.ndarray:
-    """Return the base score: size x timing x persistence x topology x other weights.
+def held(a: Anomalies, *, persistence: float) -> np.ndarray:
+    """Return the persistence factor: ``1 - persistence`` plus its share of points still out."""
+    return (1.0 - persistence) + persistence * a.persistence
 
-    ``persistence`` is the share of the score that the anomaly's persistence sets.
-    """
-    held = (1.0 - persistence) + persistence * a.persistence
-    return sev * time_w * held * topo_w * extra_w
+
+def combine(factors: dict[str, np.ndarray], exponents: dict[str, float]) -> np.ndarray:
+    """Return the product of the factors, each raised to its exponent (1 when unnamed)."""
+    out: np.ndarray | None = None
+    for name, f in factors.items():
+        w = exponents.get(name, 1.0)
+        term = f if w == 1.0 else np.power(f, w)
+        out = term if out is None else out * term
+    assert out is not None, "no factors"
+    return out
 
 
 def tie_order(keys: list[tuple], *larger_first: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ class Scored:
     tie: np.ndarray  # each row's place among equal scores (``ranking.tie_order``)
     who: np.ndarray  # row that explains each row, or -1
     changes: list[ChangeScore]
+    factors: dict[str, np.ndarray]  # the score's factors by name, before ``same_node``
 
 
 @dataclass(frozen=True, slots=True)

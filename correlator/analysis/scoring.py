@@ -22,9 +22,6 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     dist = graph.upstream(start)
     place = ranking.place(nodes, dist, graph)
     sev = ranking.severity(d.anomalies.strength, off_z=cfg.off_z, full_z=m.full_z)
-    time_w = ranking.timing(d.lead, cfg=cfg)
-    topo_w = ranking.topology_weight(place, cfg, linked=bool(graph.depends))
-    extra = _symptom_weights(tl.bundle.sla, sig)
     # An excursion already under way where the search starts has no visible onset: it may
     # well be a standing difference from the reference rather than this incident. Against
     # a separately recorded baseline it counts by the share of it that arose in the window.
@@ -32,29 +29,33 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     assert tl.breach.start is not None  # only ranked once a breach was found
     b = int(np.clip(tl.grid.index(tl.breach.start), 0, tl.grid.size - 1))
     standing = cfg.standing + (1 - cfg.standing) * _moved_share(m, d, b, cfg)
-    extra *= np.where(censored, np.where(m.on_baseline, standing, cfg.censored), 1.0)
-    extra *= np.where(_harmless(tl.bundle.sla, m, d, cfg), cfg.harmless, 1.0)
-    # A caller's view of its calls is set by what it calls; a latency rise far below the
-    # SLA's cannot carry the breach.
-    extra *= np.where(node_rules.client_side(sig.names, sig.labels), cfg.client_side, 1.0)
     share = _latency_share(tl, m, d, b)
-    extra *= np.clip(share / cfg.latency_share, cfg.latency_least, 1.0)
-    up = graph.callers
-    traffic = node_rules.traffic_weight(sig.names, place.primary, up, weight=cfg.callee_traffic)
-    extra *= traffic
-    base = ranking.combine(
-        d.anomalies,
-        sev=sev,
-        time_w=time_w,
-        topo_w=topo_w,
-        extra_w=extra,
-        persistence=cfg.persistence,
+    traffic = node_rules.traffic_weight(
+        sig.names, place.primary, graph.callers, weight=cfg.callee_traffic
     )
+    factors = {
+        "severity": sev,
+        "timing": ranking.timing(d.lead, cfg=cfg),
+        "persistence": ranking.held(d.anomalies, persistence=cfg.persistence),
+        "topology": ranking.topology_weight(place, cfg, linked=bool(graph.depends)),
+        "symptom": _symptom_weights(tl.bundle.sla, sig),
+        "unseen": np.where(censored, np.where(m.on_baseline, standing, cfg.censored), 1.0),
+        "harmless": np.where(_harmless(tl.bundle.sla, m, d, cfg), cfg.harmless, 1.0),
+        # A caller's view of its calls is set by what it calls; a latency rise far below
+        # the SLA's cannot carry the breach.
+        "client_side": np.where(
+            node_rules.client_side(sig.names, sig.labels), cfg.client_side, 1.0
+        ),
+        "latency_share": np.clip(share / cfg.latency_share, cfg.latency_least, 1.0),
+        "callee_traffic": traffic,
+    }
+    base = ranking.combine(factors, dict(cfg.exponents))
+    time_w = factors["timing"]
     # Only a measured anomaly (a seen onset by the breach) explains another.
     explainer_sev = sev * (time_w > cfg.explainer_timing) * (traffic == 1.0) * ~censored
     # Less demand slows or fails nothing: a fall in traffic explains no other anomaly.
     explainer_sev *= ~(node_rules.demand(sig.names) & (d.anomalies.direction < 0))
-    return Ranking(place, dist, up, sev, traffic, censored, base, explainer_sev)
+    return Ranking(place, dist, graph.callers, sev, traffic, censored, factors, base, explainer_sev)
 
 
 def _latency_share(tl: Timeline, m: Measured, d: Detection, b: int) -> np.ndarray:
@@ -152,7 +153,7 @@ def explain(
             m.signals.names, m.signals.labels, d.onset_t, d.anomalies.strength >= cfg.off_z
         ),
     )
-    score = r.base * (1 - cfg.explained * weight)
+    changed = np.ones(r.base.size)
     changes = score_changes(
         tl.bundle.changes,
         breach=win.start,
@@ -168,10 +169,18 @@ def explain(
     )
     for c in changes:
         for i in c.rows:
-            score[i] *= 1 - cfg.explained * c.score
-    score *= _caller_support(r, graph, cfg)
+            changed[i] *= 1 - cfg.explained * c.score
+    factors = {
+        **r.factors,
+        "explained": 1 - cfg.explained * weight,
+        "changed": changed,
+        "support": _caller_support(r, graph, cfg),
+    }
+    score = ranking.combine(factors, dict(cfg.exponents))
     score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
-    return Scored(m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, tie, who, changes)
+    return Scored(
+        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, tie, who, changes, factors
+    )
 
 
 def _tie(m: Measured, d: Detection, r: Ranking, propagates: np.ndarray) -> np.ndarray:

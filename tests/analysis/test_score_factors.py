@@ -1,0 +1,51 @@
+import dataclasses
+
+import numpy as np
+
+from correlator.analysis import Config, ranking
+from correlator.analysis.pipeline import run_analysis
+from tests.analysis.conftest import small_bundle
+
+
+def test_combine_multiplies_factors_raised_to_their_exponents():
+    factors = {"a": np.array([0.5, 0.0, 1.0]), "b": np.array([0.25, 0.9, 0.4])}
+    assert np.allclose(ranking.combine(factors, {}), [0.125, 0.0, 0.4])
+    got = ranking.combine(factors, {"b": 0.5})
+    assert np.allclose(got, [0.25, 0.0, np.sqrt(0.4)])
+    assert got[1] == 0.0  # a zero factor gates at any exponent
+
+
+def _spread_powers(score: np.ndarray, product: np.ndarray, same_node: float) -> np.ndarray:
+    """Return, per scored row, log(score / product) in units of log(same_node)."""
+    live = product > 0
+    assert (score[~live] == 0).all()
+    return np.log(score[live] / product[live]) / np.log(same_node)
+
+
+def test_the_score_is_the_product_of_its_named_factors():
+    res = run_analysis(small_bundle())
+    s = res.scored
+    assert s is not None
+    assert {"severity", "timing", "topology", "explained", "support"} <= set(s.factors)
+    product = np.prod(np.vstack(list(s.factors.values())), axis=0)
+    # Only the spread over nodes (each node's n-th suspect x same_node^n) comes after.
+    powers = _spread_powers(s.score, product, res.config.same_node)
+    assert np.allclose(powers, np.round(powers), atol=1e-9)
+
+
+def test_an_exponent_changes_how_much_its_factor_counts():
+    cfg = dataclasses.replace(Config(), exponents=(("severity", 3.0),))
+    res = run_analysis(small_bundle(), config=cfg)
+    s = res.scored
+    assert s is not None
+    f = dict(s.factors)
+    weak = (f["severity"] > 0) & (f["severity"] < 1)
+    assert weak.any()
+    plain = np.prod(np.vstack(list(f.values())), axis=0)
+    f["severity"] = f["severity"] ** 3
+    cubed = np.prod(np.vstack(list(f.values())), axis=0)
+    powers = _spread_powers(s.score, cubed, res.config.same_node)
+    assert np.allclose(powers, np.round(powers), atol=1e-9)
+    assert not np.allclose(
+        _spread_powers(s.score, plain, res.config.same_node)[weak[plain > 0]] % 1, 0
+    )
