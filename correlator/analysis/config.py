@@ -60,6 +60,8 @@ class Config:
     explains_ratio: float = 0.5
     # Rows (best base score first) tried as each other's explanations: bounds the pair search.
     explain_candidates: int = 300
+    # A resource metric with its onset at one moment on this many nodes or more is one wave.
+    wave_nodes: int = 3
     # Only a row whose timing weight is above this (onset by the breach) explains another.
     explainer_timing: float = 0.5
     # Each further suspect on an already listed node is weighted by this once more,

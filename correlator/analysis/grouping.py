@@ -1,4 +1,4 @@
-"""Copies of one signal on sibling series (a model's instances, a host's GPUs) as one suspect."""
+"""Copies of one signal on sibling series as one suspect, and one metric's wave over many nodes."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import numpy as np
 # Label keys whose values name one of several copies of a subject. A group must still share
 # another label (its model, host or service), so different subjects never merge.
 MEMBER_KEYS = ("instance", "pod", "gpu", "device", "replica", "container", "cpu")
+# Label keys that name where a series is measured (a node, a call's ends, a copy), not what.
+_NOT_METRIC = frozenset(MEMBER_KEYS) | {"service", "host", "model", "client", "server"}
 
 
 def subject(name: str, labels: dict[str, str]) -> tuple | None:
@@ -95,3 +97,39 @@ def group_series(suspects: list[dict], totals: dict[tuple, int]) -> list[dict]:
         )
         out.append(head)
     return out
+
+
+def waves(
+    names: list[str],
+    labels: list[dict[str, str]],
+    subjects: list[str | None],
+    onset_t: np.ndarray,
+    strength: np.ndarray,
+    live: np.ndarray,
+    *,
+    least: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return, per row, the leader of its wave and how many nodes the wave covers (else 0).
+
+    A wave is one metric (same name and labels, less those naming where it is measured)
+    whose onset falls at one moment on ``least`` nodes or more (``subjects``: the node each
+    row's labels name first) among the ``live`` rows: one event, not several causes. It is
+    led by the member whose move is larger than every other's (``leader[i] == i``); equal
+    largest moves (a host's figure copied to each of its services) single out none, and
+    the wave has no leader (-1).
+    """
+    keys: dict[tuple, list[int]] = defaultdict(list)
+    for i in np.flatnonzero(live):
+        rest = tuple(sorted((k, v) for k, v in labels[i].items() if k not in _NOT_METRIC))
+        keys[(names[i], rest, float(onset_t[i]))].append(int(i))
+    leader = np.full(len(names), -1)
+    size = np.zeros(len(names), dtype=int)
+    for rows in keys.values():
+        nodes = {subjects[i] for i in rows} - {None}
+        if len(nodes) < least:
+            continue
+        first, second = sorted(rows, key=lambda i: -strength[i])[:2]
+        size[rows] = len(nodes)
+        if not np.isclose(strength[first], strength[second], rtol=1e-9, atol=0.0):
+            leader[rows] = first
+    return leader, size

@@ -16,7 +16,7 @@ from correlator.analysis.onset import Anomalies, Reference
 from correlator.analysis.ranking import Placement
 from correlator.analysis.signals import Signals
 from correlator.analysis.timeline import Grid, align
-from correlator.analysis.topology import Topology
+from correlator.analysis.topology import Topology, label_nodes
 from correlator.bundle import Bundle
 
 
@@ -33,6 +33,7 @@ class Scored:
     score: np.ndarray
     tie: np.ndarray  # each row's place among equal scores (``ranking.tie_order``)
     who: np.ndarray  # row that explains each row, or -1
+    wave: np.ndarray  # nodes of the wave each row moved in (``grouping.waves``), else 0
     changes: list[ChangeScore]
     factors: dict[str, np.ndarray]  # the score's factors by name, before ``same_node``
 
@@ -95,6 +96,13 @@ def scope(r: AnalysisResult) -> dict:
     return {"kind": "global", "series": len(rows), "affected": int(bad.size)}
 
 
+def _nodes_noun(labels: dict[str, str]) -> str:
+    """Return what a wave's nodes are, plural: "services" for a series on a service."""
+    subject = label_nodes(labels)
+    kind = subject[0].partition(":")[0] if subject else ""
+    return f"{kind}s" if kind else "nodes"
+
+
 def _series_suspect(r: AnalysisResult, s: Scored, i: int, kind_of: dict[str, SignalKind]) -> dict:
     sig, a = s.signals, s.anomalies
     name, labels = sig.names[i], sig.labels[i]
@@ -120,6 +128,8 @@ def _series_suspect(r: AnalysisResult, s: Scored, i: int, kind_of: dict[str, Sig
             explained_by=follows,
             rate=kind.per_second,
         )
+    if s.wave[i]:
+        text += f"; moved at one moment on {s.wave[i]} {_nodes_noun(labels)}"
     return {
         "kind": "series",
         "metric": name,

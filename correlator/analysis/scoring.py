@@ -153,6 +153,20 @@ def explain(
             m.signals.names, m.signals.labels, d.onset_t, d.anomalies.strength >= cfg.off_z
         ),
     )
+    # A resource moving on many nodes at one moment is one event (a shared host, a wave of
+    # load): its members are explained by it, but for a move larger than all the others.
+    # Latency and errors are left to the calls: they move together as callers wait.
+    leader, wave = grouping.waves(
+        m.signals.names,
+        m.signals.labels,
+        [next(iter(label_nodes(lbl)), None) for lbl in m.signals.labels],
+        d.onset_t,
+        d.anomalies.strength,
+        (r.base > 0) & (d.anomalies.strength >= cfg.off_z) & ~propagates,
+        least=cfg.wave_nodes,
+    )
+    joined = (wave > 0) & (leader != np.arange(leader.size)) & (weight < 1.0)
+    weight[joined], who[joined] = 1.0, leader[joined]
     changed = np.ones(r.base.size)
     changes = score_changes(
         tl.bundle.changes,
@@ -179,7 +193,18 @@ def explain(
     score = ranking.combine(factors, dict(cfg.exponents))
     score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
     return Scored(
-        m.signals, m.ref, d.anomalies, place, d.onset_t, d.lead, score, tie, who, changes, factors
+        m.signals,
+        m.ref,
+        d.anomalies,
+        place,
+        d.onset_t,
+        d.lead,
+        score,
+        tie,
+        who,
+        wave,
+        changes,
+        factors,
     )
 
 

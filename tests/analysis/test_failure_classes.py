@@ -470,3 +470,51 @@ def test_with_one_or_two_coarse_points_before_the_breach_the_cause_still_leads()
     for before in (1, 2):
         for seed in range(6):
             assert _top(_coarse(before, seed)) == [("cpu_usage_cores", "pay")], (before, seed)
+
+
+NO_WAVES = Config(wave_nodes=10**9)
+
+
+def test_a_host_figure_copied_to_each_of_its_services_singles_out_none():
+    # Class 5, a wave: one host's CPU, copied to the four services it runs, jumps at the
+    # moment pay's own CPU does. The copies are one event on the host and name no service.
+    def edit(rows, rng):
+        host = 0.1 + rng.normal(0, 0.005, 120)
+        host[80:] += 0.6
+        for svc in SERVICES[1:]:
+            rows[("node_cpu_usage_ratio", svc)] = host.copy()
+        rows[("cpu_usage_cores", "pay")][80:] += 1.0
+
+    case = _case(120, 84, edit)
+    assert _top(case, config=NO_WAVES)[0][0] == "node_cpu_usage_ratio"  # a copy led before
+    assert _top(case) == [("cpu_usage_cores", "pay")]
+    copies = [s for s in _suspects(case) if s[0] == "node_cpu_usage_ratio"]
+    assert len(copies) == 4
+    assert all(s[3].endswith("; moved at one moment on 4 services") for s in copies)
+    assert all("follows" not in s[3] for s in copies)  # no copy leads the others
+
+
+def test_the_largest_move_of_a_resource_wave_leads_and_explains_the_others():
+    def edit(rows, rng):
+        for svc, jump in (("cart", 30), ("pay", 300), ("ship", 25), ("mail", 20)):
+            rows[("memory_usage_bytes", svc)][80:] += jump * 2**20
+
+    case = _case(120, 84, edit)
+    found = {s[1]: s for s in _suspects(case) if s[0] == "memory_usage_bytes"}
+    plain = {s[1]: s for s in _suspects(case, NO_WAVES) if s[0] == "memory_usage_bytes"}
+    assert "follows" not in found["pay"][3] and found["pay"][2] == plain["pay"][2]
+    for svc in ("cart", "ship", "mail"):
+        assert "follows memory usage bytes on pay" in found[svc][3]
+        assert found[svc][3].endswith("moved at one moment on 4 services")
+        assert found[svc][2] < plain[svc][2]
+
+
+def test_latency_rising_on_several_services_at_once_is_left_to_the_calls():
+    # Callers' latency moves with what they wait on: no wave, whatever their number.
+    def edit(rows, rng):
+        for svc in SERVICES[1:]:
+            rows[("latency_p99_seconds", svc)][80:] += 0.2
+
+    found = [s for s in _suspects(_case(120, 84, edit)) if s[0] == "latency_p99_seconds"]
+    assert len(found) == 4
+    assert not any("moved at one moment" in s[3] for s in found)
