@@ -13,6 +13,35 @@ from correlator.analysis.signals import Signals
 from correlator.analysis.stages import Detection, Measured, Ranking, Timeline, Window
 from correlator.analysis.topology import Topology, label_nodes, sla_nodes
 
+# The factors of a row's score, in the order they are multiplied (``ranking.combine``).
+FACTORS = (
+    "severity",
+    "timing",
+    "persistence",
+    "topology",
+    "symptom",
+    "unseen",
+    "harmless",
+    "client_side",
+    "latency_share",
+    "callee_traffic",
+    "explained",
+    "changed",
+    "support",
+)
+
+
+def exponents(cfg: Config) -> dict[str, float]:
+    """Return ``cfg.exponents`` as a mapping, refusing a name that is no factor of the score."""
+    given = dict(cfg.exponents)
+    unknown = sorted(set(given) - set(FACTORS))
+    if unknown:
+        raise ValueError(
+            f"Config.exponents: {', '.join(unknown)} is no factor of the score; "
+            f"the factors are {', '.join(FACTORS)}"
+        )
+    return given
+
 
 def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     """Score each row by size, timing, persistence, place in the topology and symptoms."""
@@ -49,7 +78,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         "latency_share": np.clip(share / cfg.latency_share, cfg.latency_least, 1.0),
         "callee_traffic": traffic,
     }
-    base = ranking.combine(factors, dict(cfg.exponents))
+    base = ranking.combine(factors, exponents(cfg))
     time_w = factors["timing"]
     # Only a measured anomaly (a seen onset by the breach) explains another.
     explainer_sev = sev * (time_w > cfg.explainer_timing) * (traffic == 1.0) * ~censored
@@ -190,7 +219,7 @@ def explain(
         "changed": changed,
         "support": _caller_support(r, graph, cfg),
     }
-    score = ranking.combine(factors, dict(cfg.exponents))
+    score = ranking.combine(factors, exponents(cfg))
     score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
     return Scored(
         m.signals,

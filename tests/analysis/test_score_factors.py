@@ -1,8 +1,9 @@
 import dataclasses
 
 import numpy as np
+import pytest
 
-from correlator.analysis import Config, ranking
+from correlator.analysis import Config, ranking, scoring
 from correlator.analysis.pipeline import run_analysis
 from tests.analysis.conftest import small_bundle
 
@@ -26,7 +27,7 @@ def test_the_score_is_the_product_of_its_named_factors():
     res = run_analysis(small_bundle())
     s = res.scored
     assert s is not None
-    assert {"severity", "timing", "topology", "explained", "support"} <= set(s.factors)
+    assert tuple(s.factors) == scoring.FACTORS
     product = np.prod(np.vstack(list(s.factors.values())), axis=0)
     # Only the spread over nodes (each node's n-th suspect x same_node^n) comes after.
     powers = _spread_powers(s.score, product, res.config.same_node)
@@ -49,3 +50,9 @@ def test_an_exponent_changes_how_much_its_factor_counts():
     assert not np.allclose(
         _spread_powers(s.score, plain, res.config.same_node)[weak[plain > 0]] % 1, 0
     )
+
+
+def test_an_exponent_for_no_factor_is_refused_with_the_factors_named():
+    cfg = dataclasses.replace(Config(), exponents=(("sevrity", 2.0),))
+    with pytest.raises(ValueError, match="sevrity is no factor of the score; the factors are sev"):
+        run_analysis(small_bundle(), config=cfg)
