@@ -5,9 +5,13 @@ from pathlib import Path
 
 import numpy as np
 
+# The script and its neighbours put benchmarks/ first on the path, where its dashboard.py
+# would hide the dashboard package from every later import: the path is put back after.
+_saved = list(sys.path)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
 import fit_ranking  # noqa: E402
+
+sys.path[:] = _saved
 
 
 def _cases(n: int, seed: int) -> list:
