@@ -273,20 +273,13 @@ def snooze_cmd(args) -> int:
 
 def resolve_cmd(args) -> int:
     """Resolve an incident and queue its resolved message, as the API does."""
-    from correlator.incidents.announce import resolve_and_announce
+    from correlator.incidents.announce import Act, resolve_by_hand
 
     with _announcing(args) as (conn, settings, source):
-        resolved = resolve_and_announce(
-            conn=conn,
-            incident_id=args.id,
-            now=time.time(),
-            by=author_of(args),
-            settings=settings,
-            source=source,
-            note=args.text,
-        )
-        if not resolved:
-            raise CliError(f"incident {args.id} is already resolved")
+        act = Act(args.id, time.time(), author_of(args), settings, source, args.text)
+        refused = resolve_by_hand(conn=conn, act=act)
+        if refused:
+            raise CliError(refused)
     print(f"incident {args.id} resolved")
     return 0
 

@@ -6,11 +6,13 @@ from collections import defaultdict
 
 import numpy as np
 
+from correlator.analysis.topology import EDGE_LABELS, NODE_LABELS
+
 # Label keys whose values name one of several copies of a subject. A group must still share
 # another label (its model, host or service), so different subjects never merge.
 MEMBER_KEYS = ("instance", "pod", "gpu", "device", "replica", "container", "cpu")
 # Label keys that name where a series is measured (a node, a call's ends, a copy), not what.
-_NOT_METRIC = frozenset(MEMBER_KEYS) | {"service", "host", "model", "client", "server"}
+_NOT_METRIC = frozenset(MEMBER_KEYS) | set(NODE_LABELS) | EDGE_LABELS
 
 
 def subject(name: str, labels: dict[str, str]) -> tuple | None:

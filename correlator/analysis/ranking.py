@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -143,13 +144,10 @@ def held(a: Anomalies, *, persistence: float) -> np.ndarray:
 
 def combine(factors: dict[str, np.ndarray], exponents: dict[str, float]) -> np.ndarray:
     """Return the product of the factors, each raised to its exponent (1 when unnamed)."""
-    out: np.ndarray | None = None
-    for name, f in factors.items():
-        w = exponents.get(name, 1.0)
-        term = f if w == 1.0 else np.power(f, w)
-        out = term if out is None else out * term
-    assert out is not None, "no factors"
-    return out
+    terms = [
+        f if (w := exponents.get(n, 1.0)) == 1.0 else np.power(f, w) for n, f in factors.items()
+    ]
+    return functools.reduce(np.multiply, terms)
 
 
 def tie_order(keys: list[tuple], *larger_first: np.ndarray) -> np.ndarray:

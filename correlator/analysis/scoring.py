@@ -84,7 +84,10 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     explainer_sev = sev * (time_w > cfg.explainer_timing) * (traffic == 1.0) * ~censored
     # Less demand slows or fails nothing: a fall in traffic explains no other anomaly.
     explainer_sev *= ~(node_rules.demand(sig.names) & (d.anomalies.direction < 0))
-    return Ranking(place, dist, graph.callers, sev, traffic, censored, factors, base, explainer_sev)
+    subjects = [n[0] if n else None for n in nodes]
+    return Ranking(
+        place, dist, graph.callers, subjects, sev, traffic, censored, factors, base, explainer_sev
+    )
 
 
 def _latency_share(tl: Timeline, m: Measured, d: Detection, b: int) -> np.ndarray:
@@ -188,7 +191,7 @@ def explain(
     leader, wave = grouping.waves(
         m.signals.names,
         m.signals.labels,
-        [next(iter(label_nodes(lbl)), None) for lbl in m.signals.labels],
+        r.subjects,
         d.onset_t,
         d.anomalies.strength,
         (r.base > 0) & (d.anomalies.strength >= cfg.off_z) & ~propagates,
@@ -213,13 +216,12 @@ def explain(
     for c in changes:
         for i in c.rows:
             changed[i] *= 1 - cfg.explained * c.score
-    factors = {
-        **r.factors,
+    late = {
         "explained": 1 - cfg.explained * weight,
         "changed": changed,
         "support": _caller_support(r, graph, cfg),
     }
-    score = ranking.combine(factors, exponents(cfg))
+    score = r.base * ranking.combine(late, exponents(cfg))
     score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
     return Scored(
         m.signals,
@@ -233,7 +235,7 @@ def explain(
         who,
         wave,
         changes,
-        factors,
+        r.factors | late,
     )
 
 

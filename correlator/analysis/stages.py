@@ -68,6 +68,7 @@ class Ranking:
     place: Placement
     dist: dict[str, int]  # hops from the SLA's nodes along depends-on edges
     callers: dict[str, set[str]]  # the nodes that call each node
+    subjects: list[str | None]  # the node each row's labels name first, known or not
     sev: np.ndarray
     traffic: np.ndarray  # 1, or ``callee_traffic`` for traffic set by callers
     censored: np.ndarray  # onset not seen: already out where the search starts

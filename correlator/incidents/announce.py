@@ -73,34 +73,9 @@ def snapshot_and_announce(
     _announce(conn, incident_id, event, settings, now, source)
 
 
-def resolve_and_announce(
-    *,
-    conn: Connection,
-    incident_id: int,
-    now: float,
-    by: str,
-    settings: ServiceSettings,
-    breach_end: float | None = None,
-    source: MetricSource | None = None,
-    note: str | None = None,
-) -> bool:
-    """Resolve an open incident, queue the resolved message and write ``note`` by ``by``.
-
-    False (and nothing written) when the incident was not open.
-    """
-    if not resolve_incident(
-        conn=conn, incident_id=incident_id, now=now, by=by, breach_end=breach_end
-    ):
-        return False
-    _announce(conn, incident_id, "resolved", settings, now, source)
-    if note:
-        add_note(conn=conn, incident_id=incident_id, author=by, team="other", text=note, now=now)
-    return True
-
-
 @dataclass(frozen=True, slots=True)
 class Act:
-    """A person's action on an incident: which, when, by whom, why, and where it is said."""
+    """An action on an incident (a person's, or the service's own): which, when, by whom, why."""
 
     incident_id: int
     now: float
@@ -115,17 +90,27 @@ class Act:
         _note(conn, self.incident_id, self.by, done, self.text, self.now)
 
 
+def resolve_and_announce(*, conn: Connection, act: Act, breach_end: float | None = None) -> bool:
+    """Resolve an open incident, queue the resolved message and write ``act.text`` as a note.
+
+    False (and nothing written) when the incident was not open.
+    """
+    incident_id, now, by = act.incident_id, act.now, act.by
+    if not resolve_incident(
+        conn=conn, incident_id=incident_id, now=now, by=by, breach_end=breach_end
+    ):
+        return False
+    _announce(conn, incident_id, "resolved", act.settings, now, act.source)
+    if act.text:
+        add_note(
+            conn=conn, incident_id=incident_id, author=by, team="other", text=act.text, now=now
+        )
+    return True
+
+
 def resolve_by_hand(*, conn: Connection, act: Act) -> str | None:
     """Resolve an open incident as a person does, ``act.text`` their note; None or why not."""
-    if resolve_and_announce(
-        conn=conn,
-        incident_id=act.incident_id,
-        now=act.now,
-        by=act.by,
-        settings=act.settings,
-        source=act.source,
-        note=act.text,
-    ):
+    if resolve_and_announce(conn=conn, act=act):
         return None
     return f"incident {act.incident_id} is already resolved"
 

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from correlator.analysis.render import when
 from correlator.bundle import Series
-from correlator.incidents.announce import resolve_and_announce, snapshot_and_announce
+from correlator.incidents.announce import Act, resolve_and_announce, snapshot_and_announce
 from correlator.incidents.escalation import escalate_due
 from correlator.incidents.live import sla_state
 from correlator.incidents.snapshot import build_snapshot
@@ -178,16 +178,8 @@ def _check(p: _Pass, sla: dict) -> None:
 
 def _resolve(p: _Pass, conn: Connection, incident_id: int, breach_end: float, note: str) -> None:
     """Resolve an incident as the evaluator, its message queued and ``note`` on it."""
-    if resolve_and_announce(
-        conn=conn,
-        incident_id=incident_id,
-        now=p.now,
-        by="evaluator",
-        breach_end=breach_end,
-        settings=p.settings,
-        source=p.source,
-        note=note,
-    ):
+    act = Act(incident_id, p.now, "evaluator", p.settings, p.source, note)
+    if resolve_and_announce(conn=conn, act=act, breach_end=breach_end):
         p.report["resolved"].append(incident_id)
 
 
