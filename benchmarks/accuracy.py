@@ -65,6 +65,8 @@ def matches(suspect: dict, cause: dict) -> bool:
     labels = suspect.get("labels") or {}
     if suspect.get("members"):  # a group counts as its shared labels plus its first member
         labels = labels | suspect["members"][0]["labels"]
+    if "service" not in labels and "server" in labels:  # a call edge counts as its callee
+        labels = labels | {"service": labels["server"]}
     return all(labels.get(k) == v for k, v in cause.get("labels", {}).items())
 
 
