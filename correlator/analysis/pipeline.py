@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from correlator.analysis import baseline, kinds, onset, ramps, ranking, signals, units
+from correlator.analysis import baseline, callgap, kinds, onset, ramps, ranking, signals, units
 from correlator.analysis import breach as breach_mod
 from correlator.analysis.config import Config
 from correlator.analysis.result import AnalysisResult
@@ -58,6 +58,7 @@ def align(bundle: Bundle, at: float | None) -> Timeline:
         raise AnalysisError("the bundle holds no samples")
     grid = choose_grid(series, choose_step(series))
     found, agg, sla_rows = _pick_breach(bundle, grid, at)
+    series = series + callgap.gaps(series)
     topology = with_calls(bundle.topology or {}, (s.labels for s in series))
     graph = Topology.from_dict(topology)
     return Timeline(bundle, series, grid, found, agg, sla_rows, graph)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from correlator.analysis import grouping, ranking, units
+from correlator.analysis import callgap, grouping, ranking, units
 from correlator.analysis import nodes as node_rules
 from correlator.analysis.changes import score_changes
 from correlator.analysis.config import Config
@@ -46,7 +46,10 @@ def exponents(cfg: Config) -> dict[str, float]:
 def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     """Score each row by size, timing, persistence, place in the topology and symptoms."""
     sig, graph = m.signals, tl.graph
-    nodes = [label_nodes(lbl) for lbl in sig.labels]
+    nodes = [
+        callgap.nodes(n, lbl, label_nodes(lbl))
+        for n, lbl in zip(sig.names, sig.labels, strict=True)
+    ]
     start = sla_nodes(tl.bundle.sla, nodes, graph)
     dist = graph.upstream(start)
     place = ranking.place(nodes, dist, graph)
@@ -62,6 +65,11 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     traffic = node_rules.traffic_weight(
         sig.names, place.primary, graph.callers, weight=cfg.callee_traffic
     )
+    # Call gaps that rose alike towards several callees are their caller's.
+    a = d.anomalies
+    rise = m.signals.matrix[np.arange(a.peak.size), a.peak] - m.ref.median
+    rise = np.where((a.strength >= cfg.off_z) & (a.direction > 0) & (d.lead >= 0), rise, 0.0)
+    one_sided = callgap.caller_side(sig.names, sig.labels, rise, ratio=cfg.explains_ratio)
     factors = {
         "severity": sev,
         "timing": ranking.timing(d.lead, cfg=cfg),
@@ -70,11 +78,11 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         "symptom": _symptom_weights(tl.bundle.sla, sig),
         "unseen": np.where(censored, np.where(m.on_baseline, standing, cfg.censored), 1.0),
         "harmless": np.where(_harmless(tl.bundle.sla, m, d, cfg), cfg.harmless, 1.0),
-        # A caller's view of its calls is set by what it calls; a latency rise far below
+        # A caller's view of its calls is set by what it calls (call gaps that rose alike
+        # towards several callees are the caller's own doing: 0); a latency rise far below
         # the SLA's cannot carry the breach.
-        "client_side": np.where(
-            node_rules.client_side(sig.names, sig.labels), cfg.client_side, 1.0
-        ),
+        "client_side": np.where(node_rules.client_side(sig.names, sig.labels), cfg.client_side, 1.0)
+        * ~one_sided,
         "latency_share": np.clip(share / cfg.latency_share, cfg.latency_least, 1.0),
         "callee_traffic": traffic,
     }
@@ -82,6 +90,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     time_w = factors["timing"]
     # Only a measured anomaly (a seen onset by the breach) explains another.
     explainer_sev = sev * (time_w > cfg.explainer_timing) * (traffic == 1.0) * ~censored
+    explainer_sev *= ~one_sided
     # Less demand slows or fails nothing: a fall in traffic explains no other anomaly.
     explainer_sev *= ~(node_rules.demand(sig.names) & (d.anomalies.direction < 0))
     subjects = [n[0] if n else None for n in nodes]

@@ -518,3 +518,66 @@ def test_latency_rising_on_several_services_at_once_is_left_to_the_calls():
     found = [s for s in _suspects(_case(120, 84, edit)) if s[0] == "latency_p99_seconds"]
     assert len(found) == 4
     assert not any("moved at one moment" in s[3] for s in found)
+
+
+def _rpc(edit) -> Bundle:
+    """Return a case seen through span metrics of RPCs: a gateway calls cart, pay and ship.
+
+    Each call has the gateway's CLIENT span and the callee's SERVER span of one RPC name, as
+    gRPC instrumentations name them (Python's server spans keep the path's leading slash).
+    """
+    n, breach = 360, 300
+    rng = np.random.default_rng(7)
+    ts = T0 + STEP * np.arange(n)
+    rows: dict[tuple, np.ndarray] = {}
+    for svc in ("gateway", "cart", "pay", "ship"):
+        rows[("cpu_usage_cores", (("service", svc),))] = 0.4 + rng.normal(0, 0.02, n)
+    for svc in ("cart", "pay", "ship"):
+        served = 0.01 + rng.normal(0, 5e-4, n)
+        rows[_span("gateway", "CLIENT", svc)] = served + 0.002 + rng.normal(0, 2e-4, n)
+        rows[_span(svc, "SERVER", svc)] = served
+    front = 0.05 + rng.normal(0, 0.002, n)
+    front[breach:] += 0.5
+    rows[("latency_p99_seconds", (("service", "front"),))] = front
+    edit(rows, rng, breach)
+    series = [make_series(name, dict(labels), ts, v) for (name, labels), v in rows.items()]
+    topology = {
+        "nodes": [{"id": f"service:{s}"} for s in ("front", "gateway", "cart", "pay", "ship")],
+        "edges": [{"from": "service:front", "to": "service:gateway", "kind": "calls"}],
+    }
+    sla = _sla("latency_p99_seconds", {"service": "front"})
+    return Bundle(series=series, changes=[], topology=topology, sla=sla)
+
+
+def _span(svc: str, kind: str, callee: str) -> tuple:
+    name = f"shop.{callee.title()}/Get"
+    return (
+        "traces_span_metrics_duration_p99_seconds",
+        (("service", svc), ("span_kind", f"SPAN_KIND_{kind}"), ("span_name", name)),
+    )
+
+
+def test_a_call_slow_between_caller_and_handler_is_blamed_on_the_callee():
+    def edit(rows, rng, breach):
+        # Cart's network turns slow: the gateway waits 0.4 s more, cart handles as fast.
+        rows[_span("gateway", "CLIENT", "cart")][breach - 12 :] += 0.4
+        server = _span("cart", "SERVER", "cart")
+        rows[(server[0], (*server[1][:2], ("span_name", "/shop.Cart/Get")))] = rows.pop(server)
+
+    top = analyze(_rpc(edit))["suspects"][0]
+    assert top["metric"] == "call_gap_duration_p99_seconds"
+    assert top["labels"] == {"client": "gateway", "server": "cart", "span_name": "shop.Cart/Get"}
+    assert top["evidence"].startswith("cart (server side of gateway -> cart): call gap")
+
+
+def test_calls_slow_alike_towards_every_callee_are_the_callers_own():
+    def edit(rows, rng, breach):
+        # The gateway is starved of CPU: each of its calls waits 0.3 s more on its side.
+        rows[("cpu_usage_cores", (("service", "gateway"),))][breach - 12 :] += 0.5
+        for svc in ("cart", "pay", "ship"):
+            rows[_span("gateway", "CLIENT", svc)][breach - 12 :] += 0.3 + rng.normal(0, 0.02)
+
+    out = analyze(_rpc(edit))["suspects"]
+    assert (out[0]["metric"], out[0]["labels"]) == ("cpu_usage_cores", {"service": "gateway"})
+    # The gaps say no more than the gateway's own spans: none is listed against a callee.
+    assert not [s for s in out if s["metric"].startswith("call_gap")]

@@ -1,0 +1,111 @@
+"""The time a call spends between its caller and its callee's handler, from span metrics.
+
+A CLIENT span lasts from the caller's send to its receipt of the answer; the callee's
+SERVER span of the same RPC lasts while it handles it. When the first grows and the
+second does not, the time is lost between them: the callee's network, its pod's queue,
+its proxy. Such a move is the callee's, though only its callers' spans show it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from correlator.bundle import Series
+
+# Span metrics of a duration statistic (spanmetrics connector: ..._duration_p90_seconds).
+_DURATION = re.compile(r"^(?P<family>.*)duration(?P<stat>_p\d+)?_seconds$")
+
+
+def rpc_name(span_name: str) -> str:
+    """Return an RPC span's ``package.Service/Method`` as each gRPC instrumentation spells it.
+
+    The wire path starts with ``/`` (Python's server spans keep it) and Node.js' server
+    spans prefix ``grpc.``; a client span of the same call has neither.
+    """
+    return span_name.lstrip("/").removeprefix("grpc.")
+
+
+def gaps(series: list[Series]) -> list[Series]:
+    """Return a client-minus-server duration series for each caller of an RPC with one server.
+
+    Only RPC names (``Service/Method``) served by one service are paired, so generic span
+    names (``HTTP GET``) pair nothing. The result is labelled as a call edge, ``client``
+    and ``server``, and so is the callee's; it holds the times both sides have a value.
+    """
+    servers: dict[tuple[str, str], list[Series]] = {}
+    clients: list[tuple[str, str, Series]] = []
+    for s in series:
+        kind = s.labels.get("span_kind", "").upper()
+        m = _DURATION.match(s.name)
+        if m is None or "service" not in s.labels or "/" not in s.labels.get("span_name", ""):
+            continue
+        key = (s.name, rpc_name(s.labels["span_name"]))
+        if kind.endswith("SERVER"):
+            servers.setdefault(key, []).append(s)
+        elif kind.endswith("CLIENT"):
+            clients.append((*key, s))
+    out = []
+    for name, rpc, client in clients:
+        served = servers.get((name, rpc), [])
+        if len({s.labels["service"] for s in served}) != 1:
+            continue
+        server = served[0]
+        if server.labels["service"] == client.labels["service"]:
+            continue
+        ts, ci, si = np.intersect1d(client.ts, server.ts, return_indices=True)
+        if ts.size == 0:
+            continue
+        m = _DURATION.match(name)
+        assert m is not None
+        labels = {
+            "client": client.labels["service"],
+            "server": server.labels["service"],
+            "span_name": rpc,
+        }
+        metric = f"call_gap_duration{m['stat'] or ''}_seconds"
+        out.append(Series(metric, labels, ts, client.values[ci] - server.values[si]))
+    return out
+
+
+def is_gap(name: str) -> bool:
+    """Say whether a metric is a call gap made by ``gaps``."""
+    return name.startswith("call_gap_duration")
+
+
+def nodes(name: str, labels: dict[str, str], found: list[str]) -> list[str]:
+    """Return a row's nodes: a call gap is its callee's and, second, its caller's.
+
+    The gap is measured at both ends, so what the caller did explains it as well.
+    """
+    return [*found, f"service:{labels['client']}"] if is_gap(name) else found
+
+
+def caller_side(
+    names: list[str], labels: list[dict[str, str]], rise: np.ndarray, *, ratio: float
+) -> np.ndarray:
+    """Say which call gaps are their caller's: its gaps to two services or more rose alike.
+
+    A caller slow to send or to read its answers (starved of CPU, its own network) widens
+    the gap of every call it makes by much the same time; its own spans tell that, not its
+    callees. ``rise`` is each row's rise in seconds (0 where it did not move up); alike is
+    at least ``ratio`` of the caller's largest rise at that statistic.
+    """
+    gap = np.array([is_gap(n) for n in names], dtype=bool) & (rise > 0)
+    largest: dict[tuple[str, str], float] = {}
+    for i in np.flatnonzero(gap):
+        key = (labels[i]["client"], names[i])
+        largest[key] = max(largest.get(key, 0.0), float(rise[i]))
+    servers: dict[tuple[str, str], set[str]] = {}
+    for i in np.flatnonzero(gap):
+        key = (labels[i]["client"], names[i])
+        if rise[i] >= ratio * largest[key]:
+            servers.setdefault(key, set()).add(labels[i]["server"])
+    return gap & np.array(
+        [
+            len(servers.get((lbl.get("client", ""), n), ())) >= 2
+            for n, lbl in zip(names, labels, strict=True)
+        ],
+        dtype=bool,
+    )

@@ -1,0 +1,60 @@
+"""Call gaps: a CLIENT span's duration less its callee's SERVER span of the same RPC."""
+
+import numpy as np
+
+from correlator.analysis import callgap
+from tests.analysis.conftest import make_series
+
+P99 = "traces_span_metrics_duration_p99_seconds"
+
+
+def _span(svc: str, kind: str, name: str, ts, values):
+    labels = {"service": svc, "span_kind": f"SPAN_KIND_{kind}", "span_name": name}
+    return make_series(P99, labels, np.asarray(ts, float), np.asarray(values, float))
+
+
+def test_a_client_span_less_the_servers_span_at_the_times_both_have():
+    client = _span("gw", "CLIENT", "shop.Cart/Get", [0, 60, 120], [0.5, 0.6, 0.7])
+    server = _span("cart", "SERVER", "grpc.shop.Cart/Get", [60, 120, 180], [0.1, 0.2, 0.3])
+    (gap,) = callgap.gaps([client, server])
+    assert gap.name == "call_gap_duration_p99_seconds"
+    assert gap.labels == {"client": "gw", "server": "cart", "span_name": "shop.Cart/Get"}
+    assert gap.ts.tolist() == [60, 120]
+    assert np.allclose(gap.values, [0.5, 0.5])
+
+
+def test_names_served_by_several_services_or_not_rpcs_pair_nothing():
+    ts, v = [0, 60], [0.1, 0.1]
+    generic = [_span("gw", "CLIENT", "HTTP GET", ts, v), _span("cart", "SERVER", "HTTP GET", ts, v)]
+    twice = [
+        _span("gw", "CLIENT", "shop.Cart/Get", ts, v),
+        _span("cart", "SERVER", "shop.Cart/Get", ts, v),
+        _span("cart2", "SERVER", "/shop.Cart/Get", ts, v),
+    ]
+    own = [_span("gw", "CLIENT", "shop.Gw/Get", ts, v), _span("gw", "SERVER", "shop.Gw/Get", ts, v)]
+    assert callgap.gaps(generic) == [] and callgap.gaps(twice) == [] and callgap.gaps(own) == []
+
+
+def test_a_gap_is_the_callees_and_then_the_callers():
+    labels = {"client": "gw", "server": "cart", "span_name": "shop.Cart/Get"}
+    assert callgap.nodes("call_gap_duration_p99_seconds", labels, ["service:cart"]) == [
+        "service:cart",
+        "service:gw",
+    ]
+    assert callgap.nodes(P99, {"service": "gw"}, ["service:gw"]) == ["service:gw"]
+
+
+def test_gaps_that_rose_alike_towards_several_callees_are_the_callers():
+    names = ["call_gap_duration_p99_seconds"] * 4
+    labels = [
+        {"client": "gw", "server": "cart"},
+        {"client": "gw", "server": "pay"},
+        {"client": "gw", "server": "ship"},
+        {"client": "web", "server": "cart"},
+    ]
+    # gw's gaps to cart and pay rose alike: all of gw's gaps are its own; web calls cart alone.
+    side = callgap.caller_side(names, labels, np.array([0.4, 0.3, 0.01, 0.4]), ratio=0.5)
+    assert side.tolist() == [True, True, True, False]
+    # One gap far above the caller's others singles out its callee.
+    side = callgap.caller_side(names, labels, np.array([0.4, 0.1, 0.0, 0.4]), ratio=0.5)
+    assert side.tolist() == [False, False, False, False]
