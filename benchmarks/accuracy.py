@@ -235,7 +235,7 @@ def evaluate(
                 got = full["breach_start"]
                 err = abs(got - truth["breach_start"]) if got is not None else math.inf
                 if full.get("confidence") is not None:  # None: too little data to claim one
-                    x = confidence.features([s["score"] for s in suspects], len(bundle.series))
+                    x = ([s["score"] for s in suspects], len(bundle.series))
             owner_ok = bool(suspects) and suspects[0].get("owner") == truth.get("owner")
             rows[name].append(
                 {
@@ -369,22 +369,29 @@ def calibration(by_group: dict[str, dict[str, list]]) -> list[str]:
         g: [r for r in group["causeline"] if r["x"] is not None] for g, group in by_group.items()
     }
     rows = {g: rs for g, rs in rows.items() if rs}
-    x = {g: np.array([r["x"] for r in rs]) for g, rs in rows.items()}
     y = {g: np.array([r["hit"] == 1 for r in rs], dtype=float) for g, rs in rows.items()}
+
+    def fitted(groups: list[str]) -> tuple[tuple[float, ...], tuple[float, float]]:
+        """Return weights fitted on the groups, and the range of log10 series they saw."""
+        sizes = np.log10([r["x"][1] for g in groups for r in rows[g]])
+        seen = (float(sizes.min()), float(sizes.max()))
+        x = np.array([confidence.features(*r["x"], seen) for g in groups for r in rows[g]])
+        return confidence.fit(x, np.concatenate([y[g] for g in groups])), seen
+
+    def chances(g: str, weights, seen) -> np.ndarray:
+        return np.array([confidence.confidence(*r["x"], weights, seen) for r in rows[g]])
+
     left_out = {}
     for g in rows:
         others = [o for o in rows if o != g]
-        if not others:
-            continue
-        w = confidence.fit(
-            np.vstack([x[o] for o in others]), np.concatenate([y[o] for o in others])
-        )
-        left_out[g] = confidence.probability(x[g], w)
-    every_x, every_y = np.vstack(list(x.values())), np.concatenate(list(y.values()))
+        if others:
+            left_out[g] = chances(g, *fitted(others))
+    every_y = np.concatenate(list(y.values()))
     lines = [f"cases with a confidence: {every_y.size}"]
-    lines.append(f"weights fitted on all groups: {confidence.fit(every_x, every_y)}")
+    lines.append(f"weights fitted on all groups: {fitted(list(rows))[0]}")
     lines.append(f"shipped weights: {confidence.WEIGHTS}")
-    tables = {"shipped": confidence.probability(every_x)}
+    shipped = (confidence.WEIGHTS, confidence.SERIES_SEEN)
+    tables = {"shipped": np.concatenate([chances(g, *shipped) for g in rows])}
     if left_out:
         tables["left-one-group-out"] = np.concatenate([left_out[g] for g in rows if g in left_out])
         every_y = np.concatenate([y[g] for g in rows if g in left_out])

@@ -16,21 +16,25 @@ FEATURES = (
 # low and high traffic, Nezha OnlineBoutique and TrainTicket: the 83 of 94 cases with a
 # real reference); the accuracy benchmark prints the fit and its reliability with each
 # group left out (docs/analysis.md).
-WEIGHTS = (6.315, 1.014, -2.089)
+WEIGHTS = (7.064, 1.286, -2.286)
 L2 = 0.2  # the ridge on the weights (not the intercept) that the fit uses
 # log10 of the fewest and most series among the fitted cases (240 and 2,345): the model
-# does not reach past what it was fitted on.
+# does not reach past what it was fitted on. Outside them it knows no case like this one,
+# and says at most UNSEEN: as likely as not.
 SERIES_SEEN = (2.38, 3.37)
+UNSEEN = 0.5
 LIKELY = 0.7  # from here on the top suspect is "likely"
 UNSURE = 0.4  # below this, "unsure: compare the top 3"
 
 
-def features(scores: Sequence[float], series: int) -> np.ndarray:
+def features(
+    scores: Sequence[float], series: int, seen: tuple[float, float] = SERIES_SEEN
+) -> np.ndarray:
     """Return the features of an analysis from its suspects' scores, best first."""
     top = float(scores[0]) if scores else 0.0
     second = float(scores[1]) if len(scores) > 1 else 0.0
     margin = (top - second) / top if top > 0 else 0.0
-    return np.array([margin, np.clip(np.log10(max(series, 1)), *SERIES_SEEN)])
+    return np.array([margin, np.clip(np.log10(max(series, 1)), *seen)])
 
 
 def probability(x: np.ndarray, weights: Sequence[float] = WEIGHTS) -> np.ndarray:
@@ -40,12 +44,21 @@ def probability(x: np.ndarray, weights: Sequence[float] = WEIGHTS) -> np.ndarray
 
 
 def confidence(
-    scores: Sequence[float], series: int, weights: Sequence[float] = WEIGHTS
+    scores: Sequence[float],
+    series: int,
+    weights: Sequence[float] = WEIGHTS,
+    seen: tuple[float, float] = SERIES_SEEN,
 ) -> float | None:
-    """Return the chance that the top suspect is a root cause (None: no suspect)."""
+    """Return the chance that the top suspect is a root cause (None: no suspect).
+
+    ``seen`` is the range of log10 series counts the weights were fitted on; beyond it the
+    chance is held to ``UNSEEN``.
+    """
     if not scores:
         return None
-    return float(probability(features(scores, series), weights)[0])
+    p = float(probability(features(scores, series, seen), weights)[0])
+    inside = seen[0] <= np.log10(max(series, 1)) <= seen[1]
+    return p if inside else min(p, UNSEEN)
 
 
 def say(p: float | None) -> str:

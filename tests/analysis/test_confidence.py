@@ -67,3 +67,12 @@ def test_with_too_little_data_before_the_breach_the_chance_is_not_claimed(bundle
     ]
     out = analyze(replace(bundle, series=short, baseline=None), at=t0 + 3 * step)
     assert out["suspects"] and out["confidence"] is None
+
+
+def test_beyond_the_series_counts_fitted_the_chance_is_as_likely_as_not():
+    clear = [0.9, 0.1]
+    assert confidence.confidence(clear, series=1000) > confidence.UNSEEN
+    for unlike in (50, 10**5):  # fewer or more series than any fitted case had
+        assert confidence.confidence(clear, series=unlike) == confidence.UNSEEN
+    # Below the cap the model's own answer stands.
+    assert confidence.confidence([0.9, 0.89], series=10**5) < confidence.UNSEEN
