@@ -16,6 +16,7 @@ from correlator.bundle import Series
 
 # Span metrics of a duration statistic (spanmetrics connector: ..._duration_p90_seconds).
 _DURATION = re.compile(r"^(?P<family>.*)duration(?P<stat>_p\d+)?_seconds$")
+_SPAN_LABELS = frozenset({"service", "span_kind", "span_name"})
 
 
 def rpc_name(span_name: str) -> str:
@@ -31,42 +32,65 @@ def gaps(series: list[Series]) -> list[Series]:
     """Return a client-minus-server duration series for each caller of an RPC with one server.
 
     Only RPC names (``Service/Method``) served by one service are paired, so generic span
-    names (``HTTP GET``) pair nothing. The result is labelled as a call edge, ``client``
-    and ``server``, and so is the callee's; it holds the times both sides have a value.
+    names (``HTTP GET``) pair nothing; other labels (``status_code``...) must agree and are
+    kept. The result is labelled as a call edge, ``client`` and ``server``, and so is the
+    callee's; it holds the client's times that have a server sample within half a step.
     """
-    servers: dict[tuple[str, str], list[Series]] = {}
-    clients: list[tuple[str, str, Series]] = []
+    servers: dict[tuple, list[Series]] = {}
+    clients: list[tuple[tuple, Series]] = []
     for s in series:
         kind = s.labels.get("span_kind", "").upper()
-        m = _DURATION.match(s.name)
-        if m is None or "service" not in s.labels or "/" not in s.labels.get("span_name", ""):
+        if not _DURATION.match(s.name) or "/" not in s.labels.get("span_name", ""):
             continue
-        key = (s.name, rpc_name(s.labels["span_name"]))
+        if "service" not in s.labels:
+            continue
+        key = (s.name, rpc_name(s.labels["span_name"]), _rest(s.labels))
         if kind.endswith("SERVER"):
             servers.setdefault(key, []).append(s)
         elif kind.endswith("CLIENT"):
-            clients.append((*key, s))
+            clients.append((key, s))
     out = []
-    for name, rpc, client in clients:
-        served = servers.get((name, rpc), [])
-        if len({s.labels["service"] for s in served}) != 1:
+    for key, client in clients:
+        served = servers.get(key, [])
+        if len(served) != 1 or served[0].labels["service"] == client.labels["service"]:
             continue
         server = served[0]
-        if server.labels["service"] == client.labels["service"]:
+        ci, si = _same_times(client.ts, server.ts)
+        if ci.size == 0:
             continue
-        ts, ci, si = np.intersect1d(client.ts, server.ts, return_indices=True)
-        if ts.size == 0:
-            continue
+        name, rpc, rest = key
         m = _DURATION.match(name)
         assert m is not None
-        labels = {
+        labels = dict(rest) | {
             "client": client.labels["service"],
             "server": server.labels["service"],
             "span_name": rpc,
         }
         metric = f"call_gap_duration{m['stat'] or ''}_seconds"
-        out.append(Series(metric, labels, ts, client.values[ci] - server.values[si]))
+        out.append(Series(metric, labels, client.ts[ci], client.values[ci] - server.values[si]))
     return out
+
+
+def _rest(labels: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """Return the labels beside the span's own (service, kind, name), sorted."""
+    return tuple(sorted((k, v) for k, v in labels.items() if k not in _SPAN_LABELS))
+
+
+def _same_times(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return indices pairing each time of ``a`` with the nearest of ``b`` within half a step.
+
+    Both sides come from one recording or scrape as a rule, but a few seconds of offset
+    between two exporters still pair; ``a``'s step is its median sample interval.
+    """
+    if a.size == 0 or b.size == 0:
+        return np.empty(0, dtype=int), np.empty(0, dtype=int)
+    half = 0.5 * float(np.median(np.diff(a))) if a.size > 1 else 0.0
+    j = np.clip(np.searchsorted(b, a), 1, max(b.size - 1, 1))
+    left = np.clip(j - 1, 0, b.size - 1)
+    right = np.clip(j, 0, b.size - 1)
+    near = np.where(np.abs(b[left] - a) <= np.abs(b[right] - a), left, right)
+    ok = np.abs(b[near] - a) <= half
+    return np.flatnonzero(ok), near[ok]
 
 
 def is_gap(name: str) -> bool:

@@ -58,3 +58,26 @@ def test_gaps_that_rose_alike_towards_several_callees_are_the_callers():
     # One gap far above the caller's others singles out its callee.
     side = callgap.caller_side(names, labels, np.array([0.4, 0.1, 0.0, 0.4]), ratio=0.5)
     assert side.tolist() == [False, False, False, False]
+
+
+def test_samples_a_few_seconds_apart_pair_and_other_labels_must_agree():
+    ts = np.arange(0, 600, 60)
+    ok = {"status_code": "STATUS_CODE_OK"}
+
+    def span(svc, kind, shift, value, **extra):
+        s = _span(svc, kind, "shop.Cart/Get", ts + shift, np.full(ts.size, value))
+        s.labels.update(extra)
+        return s
+
+    series = [
+        span("gw", "CLIENT", 0, 0.5, **ok),
+        span("cart", "SERVER", 7, 0.1, **ok),  # another exporter, 7 s later
+        span("gw", "CLIENT", 0, 0.9, status_code="STATUS_CODE_ERROR"),  # no server of its kind
+    ]
+    (gap,) = callgap.gaps(series)
+    assert gap.labels == {"client": "gw", "server": "cart", "span_name": "shop.Cart/Get", **ok}
+    assert gap.ts.tolist() == ts.tolist() and np.allclose(gap.values, 0.4)
+    # A sparser server: only the client's times within half its 60 s step of one pair.
+    sparse = _span("cart", "SERVER", "shop.Cart/Get", np.array([5.0, 320.0]), np.full(2, 0.1))
+    (gap,) = callgap.gaps([span("gw", "CLIENT", 0, 0.5), sparse])
+    assert gap.ts.tolist() == [0, 300]
