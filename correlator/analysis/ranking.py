@@ -86,18 +86,23 @@ def explained_by(
     propagates: np.ndarray,
     demand: np.ndarray,
     began: np.ndarray | None = None,
+    inputs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each candidate, find the strongest other anomaly that explains it.
 
-    Another anomaly explains this one when it is related (same node or adjacent; a caller
-    only through its demand) and began clearly earlier (by a grid step or more), or when it
-    sits on a node this one depends on, began no later and is at least ``ratio`` as severe
-    (a much smaller fault below cannot cause a large one). A fault below reaches its callers
-    as latency and errors, so the second way holds only for rows in ``propagates``. Demand
-    (rows in ``demand``) is set by who sends it: only other demand, or latency and errors
-    (retries), explain it, never a resource such as a CPU or a GPU's temperature. An
-    explainer's time is when its signal began (``began``: for copies of one signal, the
-    first copy's onset; default ``onset_t``).
+    Another anomaly explains this one when it is related (on one of its nodes or adjacent
+    to its subject; a caller only through its demand) and began clearly earlier (by a grid
+    step or more), or when it sits on a node this one depends on, began no later and is at
+    least ``ratio`` as severe (a much smaller fault below cannot cause a large one). A fault
+    below reaches its callers as latency and errors, so the second way holds only for rows
+    in ``propagates``. Demand (rows in ``demand``) is set by who sends it: only other
+    demand, or latency and errors (retries), explain it, never a resource such as a CPU or
+    a GPU's temperature. An explainer's time is when its signal began (``began``: for
+    copies of one signal, the first copy's onset; default ``onset_t``). ``inputs`` (derived,
+    measured) marks rows derived from others (call gaps: about their callee, measured at
+    the caller too) and the rows they are derived from (a caller's client spans): a
+    measurement does not explain what is computed from it, and a derived row explains only
+    through its subject.
     Returns (explanation weight in [0, 1], index of the explainer or -1).
     """
     weight = np.zeros(sev.size)
@@ -112,17 +117,19 @@ def explained_by(
         if pi not in reach_cache:
             reach_cache[pi] = graph.reaches(pi)
         deeper = reach_cache[pi]
-        near = set(ni)
-        for n in ni:
-            near |= graph.neighbours.get(n, set())
+        near = ni | graph.neighbours.get(pi, set())
         calling = set().union(*(graph.callers.get(n, set()) for n in ni)) - deeper - ni
         for j in cand:
             if j == i or p.distance[j] < 0 or sev[j] <= 0:
                 continue
             if demand[i] and not (demand[j] or propagates[j]):
                 continue
-            # A caller reaches its callee only through what it sends (demand).
-            by = set(p.nodes[j]) - (set() if demand[j] else calling)
+            if inputs is not None and inputs[0][i] and inputs[1][j]:
+                continue
+            # A caller reaches its callee only through what it sends (demand). A derived row
+            # (a call gap) is measured at both ends but is about its subject alone.
+            own = p.nodes[j][:1] if inputs is not None and inputs[0][j] else p.nodes[j]
+            by = set(own) - (set() if demand[j] else calling)
             earlier = began[j] < onset_t[i] - step and near.intersection(by)
             below = (
                 propagates[i]

@@ -193,6 +193,10 @@ def explain(
         began=grouping.first_onsets(
             m.signals.names, m.signals.labels, d.onset_t, d.anomalies.strength >= cfg.off_z
         ),
+        inputs=(
+            np.array([callgap.is_gap(n) for n in m.signals.names], dtype=bool),
+            node_rules.client_side(m.signals.names, m.signals.labels),
+        ),
     )
     # A resource moving on many nodes at one moment is one event (a shared host, a wave of
     # load): its members are explained by it, but for a move larger than all the others.

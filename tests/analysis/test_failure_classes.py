@@ -584,3 +584,29 @@ def test_calls_slow_alike_towards_every_callee_are_the_callers_own():
     assert (out[0]["metric"], out[0]["labels"]) == ("cpu_usage_cores", {"service": "gateway"})
     # The gaps say no more than the gateway's own spans: none is listed against a callee.
     assert not [s for s in out if s["metric"].startswith("call_gap")]
+
+
+def test_a_call_gap_does_not_follow_the_client_span_it_is_made_from():
+    def edit(rows, rng, breach):
+        # Cart handles slowly for a minute (both spans +0.1 s), then handles as fast as ever
+        # while its network turns slow (the client span alone, +0.5 s): the client span has
+        # been out of range since the first minute, the gap only since the second.
+        rows[_span("gateway", "CLIENT", "cart")][breach - 24 :] += 0.1
+        rows[_span("cart", "SERVER", "cart")][breach - 24 : breach - 12] += 0.1
+        rows[_span("gateway", "CLIENT", "cart")][breach - 12 :] += 0.4
+
+    out = analyze(_rpc(edit))["suspects"]
+    gap = next(s for s in out if s["metric"] == "call_gap_duration_p99_seconds")
+    assert gap["rank"] == 1 and "follows" not in gap["evidence"]
+
+
+def test_a_call_gap_to_one_callee_does_not_explain_the_gap_to_another():
+    def edit(rows, rng, breach):
+        # Cart's network turns a little slow first, pay's far slower a minute later: two
+        # callees' own troubles, which meet only in the caller that measures them.
+        rows[_span("gateway", "CLIENT", "cart")][breach - 24 :] += 0.1
+        rows[_span("gateway", "CLIENT", "pay")][breach - 12 :] += 0.5
+
+    out = analyze(_rpc(edit))["suspects"]
+    top = out[0]
+    assert top["labels"].get("server") == "pay" and "follows" not in top["evidence"]
