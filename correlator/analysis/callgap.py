@@ -40,11 +40,12 @@ def gaps(series: list[Series]) -> list[Series]:
     clients: list[tuple[tuple, Series]] = []
     for s in series:
         kind = s.labels.get("span_kind", "").upper()
-        if not _DURATION.match(s.name) or "/" not in s.labels.get("span_name", ""):
+        m = _DURATION.match(s.name)
+        if m is None or "/" not in s.labels.get("span_name", "") or "service" not in s.labels:
             continue
-        if "service" not in s.labels:
-            continue
-        key = (s.name, rpc_name(s.labels["span_name"]), _rest(s.labels))
+        # The key carries the name of the gap each pair makes: one match per series.
+        gap_name = f"call_gap_duration{m['stat'] or ''}_seconds"
+        key = (s.name, gap_name, rpc_name(s.labels["span_name"]), _rest(s.labels))
         if kind.endswith("SERVER"):
             servers.setdefault(key, []).append(s)
         elif kind.endswith("CLIENT"):
@@ -58,16 +59,13 @@ def gaps(series: list[Series]) -> list[Series]:
         ci, si = _same_times(client.ts, server.ts)
         if ci.size == 0:
             continue
-        name, rpc, rest = key
-        m = _DURATION.match(name)
-        assert m is not None
+        _, gap_name, rpc, rest = key
         labels = dict(rest) | {
             "client": client.labels["service"],
             "server": server.labels["service"],
             "span_name": rpc,
         }
-        metric = f"call_gap_duration{m['stat'] or ''}_seconds"
-        out.append(Series(metric, labels, client.ts[ci], client.values[ci] - server.values[si]))
+        out.append(Series(gap_name, labels, client.ts[ci], client.values[ci] - server.values[si]))
     return out
 
 
@@ -93,30 +91,36 @@ def _same_times(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(ok), near[ok]
 
 
-def is_gap(name: str) -> bool:
-    """Say whether a metric is a call gap made by ``gaps``."""
-    return name.startswith("call_gap_duration")
+def is_gap(names: list[str]) -> np.ndarray:
+    """Say which metrics are call gaps made by ``gaps``."""
+    return np.array([n.startswith("call_gap_duration") for n in names], dtype=bool)
 
 
-def nodes(name: str, labels: dict[str, str], found: list[str]) -> list[str]:
-    """Return a row's nodes: a call gap is its callee's and, second, its caller's.
+def nodes(labels: dict[str, str], found: list[str]) -> list[str]:
+    """Return a call gap's nodes: its callee's (``found``) and, second, its caller's.
 
     The gap is measured at both ends, so what the caller did explains it as well.
     """
-    return [*found, f"service:{labels['client']}"] if is_gap(name) else found
+    return [*found, f"service:{labels['client']}"]
 
 
 def caller_side(
-    names: list[str], labels: list[dict[str, str]], rise: np.ndarray, *, ratio: float
+    gaps: np.ndarray,
+    names: list[str],
+    labels: list[dict[str, str]],
+    rise: np.ndarray,
+    *,
+    ratio: float,
 ) -> np.ndarray:
     """Say which call gaps are their caller's: its gaps to two services or more rose alike.
 
     A caller slow to send or to read its answers (starved of CPU, its own network) widens
     the gap of every call it makes by much the same time; its own spans tell that, not its
-    callees. ``rise`` is each row's rise in seconds (0 where it did not move up); alike is
-    at least ``ratio`` of the caller's largest rise at that statistic.
+    callees. ``gaps`` marks the call gaps, ``rise`` each row's rise in seconds (0 where it
+    did not move up); alike is at least ``ratio`` of the caller's largest rise at that
+    statistic.
     """
-    gap = np.array([is_gap(n) for n in names], dtype=bool) & (rise > 0)
+    gap = gaps & (rise > 0)
     largest: dict[tuple[str, str], float] = {}
     for i in np.flatnonzero(gap):
         key = (labels[i]["client"], names[i])

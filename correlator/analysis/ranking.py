@@ -108,6 +108,8 @@ def explained_by(
     weight = np.zeros(sev.size)
     who = np.full(sev.size, -1)
     began = onset_t if began is None else began
+    none = [False] * sev.size
+    derived, measured = (m.tolist() for m in inputs) if inputs is not None else (none, none)
     reach_cache: dict[str, set[str]] = {}
     for i in cand:
         ni = set(p.nodes[i])
@@ -124,11 +126,11 @@ def explained_by(
                 continue
             if demand[i] and not (demand[j] or propagates[j]):
                 continue
-            if inputs is not None and inputs[0][i] and inputs[1][j]:
+            if derived[i] and measured[j]:
                 continue
             # A caller reaches its callee only through what it sends (demand). A derived row
             # (a call gap) is measured at both ends but is about its subject alone.
-            own = p.nodes[j][:1] if inputs is not None and inputs[0][j] else p.nodes[j]
+            own = p.nodes[j][:1] if derived[j] else p.nodes[j]
             by = set(own) - (set() if demand[j] else calling)
             earlier = began[j] < onset_t[i] - step and near.intersection(by)
             below = (

@@ -46,9 +46,11 @@ def exponents(cfg: Config) -> dict[str, float]:
 def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     """Score each row by size, timing, persistence, place in the topology and symptoms."""
     sig, graph = m.signals, tl.graph
+    gaps = callgap.is_gap(sig.names)
+    viewing = node_rules.client_side(sig.names, sig.labels)
     nodes = [
-        callgap.nodes(n, lbl, label_nodes(lbl))
-        for n, lbl in zip(sig.names, sig.labels, strict=True)
+        callgap.nodes(lbl, label_nodes(lbl)) if g else label_nodes(lbl)
+        for g, lbl in zip(gaps, sig.labels, strict=True)
     ]
     start = sla_nodes(tl.bundle.sla, nodes, graph)
     dist = graph.upstream(start)
@@ -66,10 +68,10 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         sig.names, place.primary, graph.callers, weight=cfg.callee_traffic
     )
     # Call gaps that rose alike towards several callees are their caller's.
-    a = d.anomalies
-    rise = m.signals.matrix[np.arange(a.peak.size), a.peak] - m.ref.median
-    rise = np.where((a.strength >= cfg.off_z) & (a.direction > 0) & (d.lead >= 0), rise, 0.0)
-    one_sided = callgap.caller_side(sig.names, sig.labels, rise, ratio=cfg.explains_ratio)
+    moved = (d.anomalies.strength >= cfg.off_z) & (d.lead >= 0)
+    one_sided = callgap.caller_side(
+        gaps, sig.names, sig.labels, np.where(moved, _rises(m, d), 0.0), ratio=cfg.explains_ratio
+    )
     factors = {
         "severity": sev,
         "timing": ranking.timing(d.lead, cfg=cfg),
@@ -81,8 +83,7 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         # A caller's view of its calls is set by what it calls (call gaps that rose alike
         # towards several callees are the caller's own doing: 0); a latency rise far below
         # the SLA's cannot carry the breach.
-        "client_side": np.where(node_rules.client_side(sig.names, sig.labels), cfg.client_side, 1.0)
-        * ~one_sided,
+        "client_side": np.where(viewing, cfg.client_side, 1.0) * ~one_sided,
         "latency_share": np.clip(share / cfg.latency_share, cfg.latency_least, 1.0),
         "callee_traffic": traffic,
     }
@@ -95,7 +96,17 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     explainer_sev *= ~(node_rules.demand(sig.names) & (d.anomalies.direction < 0))
     subjects = [n[0] if n else None for n in nodes]
     return Ranking(
-        place, dist, graph.callers, subjects, sev, traffic, censored, factors, base, explainer_sev
+        place,
+        dist,
+        graph.callers,
+        subjects,
+        sev,
+        traffic,
+        censored,
+        factors,
+        base,
+        explainer_sev,
+        (gaps, viewing),
     )
 
 
@@ -108,12 +119,16 @@ def _latency_share(tl: Timeline, m: Measured, d: Detection, b: int) -> np.ndarra
     agg = np.asarray(tl.agg, dtype=float)
     if not (np.isfinite(agg[:b]).any() and np.isfinite(agg[b:]).any()):
         return np.ones(len(m.signals.names))
-    a = d.anomalies
-    peak = m.signals.matrix[np.arange(a.peak.size), a.peak]
-    rises = np.where(a.direction > 0, peak - m.ref.median, 0.0)
-    rises = np.where(m.directional, rises, np.nan)
+    rises = np.where(m.directional, _rises(m, d), np.nan)
     sla_rise = float(np.nanmax(agg[b:])) - float(np.nanmedian(agg[:b]))
     return units.latency_share(m.signals.names, rises, sla, sla_rise)
+
+
+def _rises(m: Measured, d: Detection) -> np.ndarray:
+    """Return each row's rise at its peak over its reference median (0 where it fell)."""
+    a = d.anomalies
+    peak = m.signals.matrix[np.arange(a.peak.size), a.peak]
+    return np.where(a.direction > 0, peak - m.ref.median, 0.0)
 
 
 def _moved_share(m: Measured, d: Detection, b: int, cfg: Config) -> np.ndarray:
@@ -193,10 +208,7 @@ def explain(
         began=grouping.first_onsets(
             m.signals.names, m.signals.labels, d.onset_t, d.anomalies.strength >= cfg.off_z
         ),
-        inputs=(
-            np.array([callgap.is_gap(n) for n in m.signals.names], dtype=bool),
-            node_rules.client_side(m.signals.names, m.signals.labels),
-        ),
+        inputs=r.inputs,
     )
     # A resource moving on many nodes at one moment is one event (a shared host, a wave of
     # load): its members are explained by it, but for a move larger than all the others.

@@ -75,3 +75,4 @@ class Ranking:
     factors: dict[str, np.ndarray]  # the base score's factors by name (``ranking.combine``)
     base: np.ndarray  # score before explanations
     explainer_sev: np.ndarray  # severity of the rows that may explain others, else 0
+    inputs: tuple[np.ndarray, np.ndarray]  # call gaps, and the client spans they are made from

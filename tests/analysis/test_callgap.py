@@ -37,11 +37,9 @@ def test_names_served_by_several_services_or_not_rpcs_pair_nothing():
 
 def test_a_gap_is_the_callees_and_then_the_callers():
     labels = {"client": "gw", "server": "cart", "span_name": "shop.Cart/Get"}
-    assert callgap.nodes("call_gap_duration_p99_seconds", labels, ["service:cart"]) == [
-        "service:cart",
-        "service:gw",
-    ]
-    assert callgap.nodes(P99, {"service": "gw"}, ["service:gw"]) == ["service:gw"]
+    assert callgap.nodes(labels, ["service:cart"]) == ["service:cart", "service:gw"]
+    # Only call gaps get a second node.
+    assert callgap.is_gap(["call_gap_duration_p99_seconds", P99]).tolist() == [True, False]
 
 
 def test_gaps_that_rose_alike_towards_several_callees_are_the_callers():
@@ -53,10 +51,11 @@ def test_gaps_that_rose_alike_towards_several_callees_are_the_callers():
         {"client": "web", "server": "cart"},
     ]
     # gw's gaps to cart and pay rose alike: all of gw's gaps are its own; web calls cart alone.
-    side = callgap.caller_side(names, labels, np.array([0.4, 0.3, 0.01, 0.4]), ratio=0.5)
+    gaps = callgap.is_gap(names)
+    side = callgap.caller_side(gaps, names, labels, np.array([0.4, 0.3, 0.01, 0.4]), ratio=0.5)
     assert side.tolist() == [True, True, True, False]
     # One gap far above the caller's others singles out its callee.
-    side = callgap.caller_side(names, labels, np.array([0.4, 0.1, 0.0, 0.4]), ratio=0.5)
+    side = callgap.caller_side(gaps, names, labels, np.array([0.4, 0.1, 0.0, 0.4]), ratio=0.5)
     assert side.tolist() == [False, False, False, False]
 
 

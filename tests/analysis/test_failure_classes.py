@@ -476,8 +476,8 @@ NO_WAVES = Config(wave_nodes=10**9)
 
 
 def test_a_host_figure_copied_to_each_of_its_services_singles_out_none():
-    # Class 5, a wave: one host's CPU, copied to the four services it runs, jumps at the
-    # moment pay's own CPU does. The copies are one event on the host and name no service.
+    # A wave: one host's CPU, copied to the four services it runs, jumps at the moment
+    # pay's own CPU does. The copies are one event on the host and name no service.
     def edit(rows, rng):
         host = 0.1 + rng.normal(0, 0.005, 120)
         host[80:] += 0.6
