@@ -8,7 +8,9 @@ leave-one-group-out). For each constant the table gives, per group, the change i
 rank 1 and in the top 3 when the rule is switched off (its neutral value), and a verdict:
 ``keep`` when switching it off loses a case in some group, ``drop`` when it loses none.
 Then each group is scored as if it had been held out: with only the rules that pay in some
-other group switched on, and the rules that pay in one group only are named.
+other group switched on, then re-checked (a rule switched off that another group gains a
+case by, once those rules are off, is back on), and the rules that pay in one group only
+are named.
 Constants without a neutral value (window sizes, the out-of-range threshold, bounds) are
 structure, not rules, and are not ablated. truth.json is read here only.
 """
@@ -145,6 +147,13 @@ def held_out(cases: dict[str, list], default: Config, base, pays: dict[str, set[
             f"  {g:34s} as is {base[g][0] / n:.2f} / {base[g][1] / n:.2f}, held out "
             f"{got[0] / n:.2f} / {got[1] / n:.2f}  (off: {', '.join(sorted(off)) or '-'})"
         )
+        back = rechecked(cases, default, g, off, [r for r in off if pays[r]])
+        if back:
+            again = counts({g: cases[g]}, switched_off(default, set(off) - set(back)))[g]
+            print(
+                f"  {'':34s} re-checked {again[0] / n:.2f} / {again[1] / n:.2f}  "
+                f"(back on: {', '.join(sorted(back))})"
+            )
     single = {n: next(iter(w)) for n, w in pays.items() if len(w) == 1}
     print(
         "rules that pay in one group only: "
@@ -158,6 +167,27 @@ def held_out(cases: dict[str, list], default: Config, base, pays: dict[str, set[
                 f"{g} {got[g][0]}/{got[g][1]} (as is {base[g][0]}/{base[g][1]})" for g in cases
             )
         )
+
+
+def rechecked(
+    cases: dict[str, list], default: Config, g: str, off: list[str], rules: list[str]
+) -> list[str]:
+    """Return the ``rules`` among those ``off`` with ``g`` held out that pay once they are off.
+
+    Two rules may carry the same cases of another group: each alone then seems to pay
+    nowhere. Without ``g`` the others would be judged from where its rules are off, so each
+    is switched back on there and kept when some other group gains a case by it and none
+    loses more than one.
+    """
+    others = {h: c for h, c in cases.items() if h != g}
+    ref = counts(others, switched_off(default, off))
+    back = []
+    for rule in rules:
+        got = counts(others, switched_off(default, [r for r in off if r != rule]))
+        gains = any(got[h][0] > ref[h][0] or got[h][1] > ref[h][1] for h in others)
+        if gains and all(min(got[h][0] - ref[h][0], got[h][1] - ref[h][1]) >= -1 for h in others):
+            back.append(rule)
+    return back
 
 
 if __name__ == "__main__":
