@@ -13,6 +13,9 @@ _LATENCY = re.compile(r"latency|duration|response_time|elapsed")
 _ERROR = re.compile(r"error|availability|fail|timeout|success|fallback|5xx|4xx")
 _TRAFFIC = re.compile(r"request|qps|rps|throughput|traffic|calls|invocations")
 _WORDS = re.compile(r"[_:.\-]+")
+# AWS X-Ray names a node seen only from its callers' side by type: ``<name>_client`` (the
+# callers of a service), ``<name>_remote`` (an endpoint measured by whoever calls it).
+_XRAY_VIEW = re.compile(r"_(client|remote)$")
 
 
 @lru_cache(maxsize=4096)
@@ -39,7 +42,7 @@ def demand(names: list[str]) -> np.ndarray:
 
 
 def client_side(names: list[str], labels: list[dict[str, str]]) -> np.ndarray:
-    """Say which rows are a caller's view of its calls: client latency, OpenTelemetry CLIENT spans.
+    """Say which rows are a caller's view of its calls: client latency, CLIENT spans, X-Ray views.
 
     What a caller waits for is set by what it calls; such a row tells of its callees.
     """
@@ -47,6 +50,7 @@ def client_side(names: list[str], labels: list[dict[str, str]]) -> np.ndarray:
         [
             "client" in _WORDS.split(name.lower())
             or lbl.get("span_kind", "").upper().endswith("CLIENT")
+            or bool(_XRAY_VIEW.search(lbl.get("service", "")))
             for name, lbl in zip(names, labels, strict=True)
         ],
         dtype=bool,

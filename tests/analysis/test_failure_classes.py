@@ -377,6 +377,24 @@ def test_a_call_a_few_milliseconds_slower_does_not_outrank_the_cause_of_a_slow_f
     assert _top(bundle, config=by_sigma) == [("latency_p99_seconds", "ship")]
 
 
+def test_an_endpoint_seen_only_by_its_callers_does_not_outrank_the_service_behind_it():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Cart slows by 0.3 s; its callers see the load balancer in front of it (an X-Ray
+        # remote node) slow by that and the network's share more: the larger move.
+        rows[("latency_p99_seconds", "cart")][breach - 12 :] += 0.3
+        lb = 0.06 + rng.normal(0, 0.002, n)
+        lb[breach - 12 :] += 0.45
+        rows[("latency_p99_seconds", "cart-lb.example.com_remote")] = lb
+
+    bundle = _case(n, breach, edit)
+    assert _top(bundle) == [("latency_p99_seconds", "cart")]
+    # Counted as the endpoint's own, the callers' view comes first.
+    own = Config(client_side=1.0)
+    assert _top(bundle, config=own) == [("latency_p99_seconds", "cart-lb.example.com_remote")]
+
+
 def test_traffic_falling_away_explains_nothing_that_follows_it():
     n, breach = 720, 600
 

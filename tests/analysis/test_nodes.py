@@ -56,6 +56,9 @@ def test_a_callers_view_of_its_calls_is_client_side():
     ]
     labels = [{}, {"span_kind": "SPAN_KIND_CLIENT"}, {"span_kind": "SPAN_KIND_SERVER"}, {}]
     assert nodes.client_side(names, labels).tolist() == [True, True, False, False]
+    # AWS X-Ray's client and remote nodes are their callers' view of a service or endpoint
+    xray = [{"service": "search_client"}, {"service": "lb.example.com_remote"}, {"service": "db"}]
+    assert nodes.client_side(["latency_avg"] * 3, xray).tolist() == [True, True, False]
 
 
 def test_traffic_of_a_called_node_is_weighted_down():
