@@ -16,6 +16,9 @@ _WORDS = re.compile(r"[_:.\-]+")
 # AWS X-Ray names a node seen only from its callers' side by type: ``<name>_client`` (the
 # callers of a service), ``<name>_remote`` (an endpoint measured by whoever calls it).
 _XRAY_VIEW = re.compile(r"_(client|remote)$")
+# Service meshes label what the caller's proxy measured: Istio ``reporter="source"``,
+# Linkerd ``direction="outbound"``.
+_MESH_VIEW = (("reporter", "source"), ("direction", "outbound"))
 
 
 @lru_cache(maxsize=4096)
@@ -42,7 +45,7 @@ def demand(names: list[str]) -> np.ndarray:
 
 
 def client_side(names: list[str], labels: list[dict[str, str]]) -> np.ndarray:
-    """Say which rows are a caller's view of its calls: client latency, CLIENT spans, X-Ray views.
+    """Say which rows are a caller's view of its calls: client latency, CLIENT spans, mesh, X-Ray.
 
     What a caller waits for is set by what it calls; such a row tells of its callees.
     """
@@ -51,6 +54,7 @@ def client_side(names: list[str], labels: list[dict[str, str]]) -> np.ndarray:
             "client" in _WORDS.split(name.lower())
             or lbl.get("span_kind", "").upper().endswith("CLIENT")
             or bool(_XRAY_VIEW.search(lbl.get("service", "")))
+            or any(lbl.get(k) == v for k, v in _MESH_VIEW)
             for name, lbl in zip(names, labels, strict=True)
         ],
         dtype=bool,

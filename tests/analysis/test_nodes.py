@@ -59,6 +59,9 @@ def test_a_callers_view_of_its_calls_is_client_side():
     # AWS X-Ray's client and remote nodes are their callers' view of a service or endpoint
     xray = [{"service": "search_client"}, {"service": "lb.example.com_remote"}, {"service": "db"}]
     assert nodes.client_side(["latency_avg"] * 3, xray).tolist() == [True, True, False]
+    # a service mesh's client-side proxy: Istio's source reporter, Linkerd's outbound
+    mesh = [{"reporter": "source"}, {"reporter": "destination"}, {"direction": "outbound"}]
+    assert nodes.client_side(["request_duration_seconds"] * 3, mesh).tolist() == [True, False, True]
 
 
 def test_traffic_of_a_called_node_is_weighted_down():
