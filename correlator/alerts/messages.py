@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 from correlator.alerts.actions import ActionLink
-from correlator.analysis.confidence import say
+from correlator.analysis.confidence import UNLIKE, say
 from correlator.analysis.evidence import describe, number, unit_of
 from correlator.analysis.render import when
 from correlator.records.incident import IncidentRecord
@@ -78,13 +78,18 @@ class Message:
         return self.suspects[0].what if self.suspects else ""
 
 
-def _trust(p: float, top: str) -> str:
-    """Say in a few words how far to trust the top suspect: ``likely (83%): what``."""
-    said = say(p)
+def _trust(p: float, said: str | None, top: str) -> str:
+    """Say in a few words how far to trust the top suspect: ``likely (83%): what``.
+
+    ``said`` is the incident's own reading of ``p`` (else it is read here).
+    """
+    said = said or say(p)
     if said == "likely":
         return f"likely ({p:.0%}): {top}"
     if said == "possible":
         return f"possibly ({p:.0%}): {top}"
+    if said == UNLIKE:
+        return "unsure (no past incident had this many series): compare the top 3"
     return f"unsure ({p:.0%}): compare the top 3"
 
 
@@ -241,7 +246,8 @@ def build_message(
     p = incident.get("confidence")
     p = float(p) if isinstance(p, int | float) and suspects else None
     if p is not None and event != "resolved":
-        title += f" | {_trust(p, suspects[0].words or suspects[0].what)}"
+        said = incident.get("confidence_says")
+        title += f" | {_trust(p, said, suspects[0].words or suspects[0].what)}"
     labels = {"sla": str(incident["sla"]), "model": model, "severity": severity, "team": team}
     labels |= {k: v for k, v in scope_labels.items() if k not in labels}
     return Message(

@@ -25,6 +25,7 @@ SERIES_SEEN = (2.38, 3.37)
 UNSEEN = 0.5
 LIKELY = 0.7  # from here on the top suspect is "likely"
 UNSURE = 0.4  # below this, "unsure: compare the top 3"
+UNLIKE = "unsure: no past incident had this many series; compare the top 3"  # outside SERIES_SEEN
 
 
 def features(
@@ -57,14 +58,23 @@ def confidence(
     if not scores:
         return None
     p = float(probability(features(scores, series, seen), weights)[0])
-    inside = seen[0] <= np.log10(max(series, 1)) <= seen[1]
-    return p if inside else min(p, UNSEEN)
+    return min(p, UNSEEN) if unseen(series, seen) else p
 
 
-def say(p: float | None) -> str:
-    """Return how a person should read a confidence: likely, possible, or compare the top 3."""
+def unseen(series: int, seen: tuple[float, float] = SERIES_SEEN) -> bool:
+    """Say whether an analysis of so many series lies outside those the weights were fitted on."""
+    return not seen[0] <= np.log10(max(series, 1)) <= seen[1]
+
+
+def say(p: float | None, *, unlike: bool = False) -> str:
+    """Return how a person should read a confidence: likely, possible, or compare the top 3.
+
+    ``unlike``: no fitted incident was of this size, so the chance is not known.
+    """
     if p is None:
         return "no suspect"
+    if unlike:
+        return UNLIKE
     if p >= LIKELY:
         return "likely"
     return "possible" if p >= UNSURE else "unsure: compare the top 3"

@@ -201,4 +201,5 @@ def build_result(r: AnalysisResult) -> dict:
     thin = r.scored is not None and np.median(r.scored.ref.count) < r.config.min_reference_points
     p = None if thin else confidence.confidence([s["score"] for s in items], len(r.bundle.series))
     out["confidence"] = None if p is None else round(p, 2)
+    out["confidence_unlike"] = p is not None and confidence.unseen(len(r.bundle.series))
     return out

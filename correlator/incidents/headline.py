@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from correlator.analysis.confidence import say
+from correlator.analysis.confidence import UNLIKE, say
 from correlator.analysis.evidence import clock, describe, duration
 
 
@@ -37,11 +37,13 @@ def headline(snapshot: dict) -> str:
         return f"No suspect ranked: {why}."
     top = suspects[0]
     p = snapshot.get("confidence")
-    said = say(p) if isinstance(p, int | float) else ""
+    said = (snapshot.get("confidence_says") or say(p)) if isinstance(p, int | float) else ""
     if said == "likely":
         opening = f"Most likely ({p:.0%})"
     elif said == "possible":
         opening = f"Possibly ({p:.0%})"
+    elif said == UNLIKE:
+        opening = "Unsure (no past incident had this many series), compare the top 3; first"
     elif said:
         opening = f"Unsure ({p:.0%}), compare the top 3; first"
     else:

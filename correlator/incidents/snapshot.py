@@ -165,7 +165,11 @@ def build_snapshot(
     snap["runbook"] = runbook(sla)
     snap["scope"] = result.get("scope")
     snap["confidence"] = result.get("confidence")
-    snap["confidence_says"] = say(snap["confidence"]) if snap["confidence"] is not None else None
+    snap["confidence_says"] = (
+        say(snap["confidence"], unlike=bool(result.get("confidence_unlike")))
+        if snap["confidence"] is not None
+        else None
+    )
     snap["breach_end"] = result.get("breach_end")
     window = result.get("window") or {}
     snap["imported"] = (  # an imported incident: where from, and the window its data holds

@@ -267,12 +267,18 @@ def _body(context: Context, incident: dict) -> list:
     return parts
 
 
+# The readings of a confidence measured on past incidents (correlator.analysis.confidence.say).
+MEASURED = ("likely", "possible", "unsure: compare the top 3")
+
+
 def _confidence(incident: dict) -> html.P:
     """Say how far to trust the top suspect, as the analysis measured it on real incidents."""
     p, says = incident.get("confidence"), incident.get("confidence_says")
     if p is None or not says:
         return html.P(id="incident-confidence")
-    text = f"Top suspect: {says} ({p:.0%} chance it is a root cause, as measured on past incidents)"
+    text = f"Top suspect: {says}"
+    if says in MEASURED:  # else the reading says why no chance is known
+        text += f" ({p:.0%} chance it is a root cause, as measured on past incidents)"
     return html.P(text, id="incident-confidence", className=f"confidence {says.split(':')[0]}")
 
 

@@ -12,6 +12,7 @@ from correlator.alerts.formats import FORMATS, alert_format
 from correlator.alerts.messages import build_message
 from correlator.alerts.text import markdown
 from correlator.alerts.transport import HttpTransport
+from correlator.analysis.confidence import UNLIKE
 from tests.alerts import platforms
 from tests.alerts.receiver import Receiver
 from tests.alerts.samples import SLA, T0, sample_incident
@@ -185,6 +186,11 @@ def test_the_first_line_says_how_far_to_trust_the_top_suspect(p, said):
     # Without a measured confidence, or once resolved, the title says nothing of it.
     assert _message().title == "[CRITICAL] SLA breach: click_rank_v3 p99 latency"
     assert "|" not in _message("resolved", confidence=p, resolved_at=T0 + 600).title
+
+
+def test_the_first_line_says_when_no_past_incident_was_of_the_size():
+    msg = _message(confidence=0.5, confidence_says=UNLIKE)
+    assert msg.title.endswith("| unsure (no past incident had this many series): compare the top 3")
 
 
 @pytest.mark.parametrize("kind", sorted(FORMATS))

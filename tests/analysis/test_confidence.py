@@ -50,6 +50,8 @@ def test_reliability_bins_and_the_expected_calibration_error():
 )
 def test_say(p, said):
     assert confidence.say(p) == said
+    # With no past incident of its size the chance is not known, whatever the model says.
+    assert confidence.say(p, unlike=True) == ("no suspect" if p is None else confidence.UNLIKE)
 
 
 def test_every_analysis_gives_the_confidence_of_its_top_suspect(bundle):
@@ -76,3 +78,9 @@ def test_beyond_the_series_counts_fitted_the_chance_is_as_likely_as_not():
         assert confidence.confidence(clear, series=unlike) == confidence.UNSEEN
     # Below the cap the model's own answer stands.
     assert confidence.confidence([0.9, 0.89], series=10**5) < confidence.UNSEEN
+    assert [confidence.unseen(n) for n in (50, 1000, 10**5)] == [True, False, True]
+
+
+def test_an_analysis_says_when_no_past_incident_was_of_its_size(bundle):
+    out = analyze(bundle)  # four series: fewer than any fitted case had
+    assert out["confidence"] == confidence.UNSEEN and out["confidence_unlike"] is True

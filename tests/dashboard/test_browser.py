@@ -256,7 +256,8 @@ def test_open_an_incident_and_add_a_note(demo_site, browser, artifacts):
     _full_page_screenshot(browser, artifacts / "incident.png")
     assert "demo-chg-3" in browser.find_element(By.ID, "incident-suspects").text
     trust = browser.find_element(By.ID, "incident-confidence").text
-    assert trust.startswith("Top suspect: ") and "% chance it is a root cause" in trust
+    # The demo holds fewer series than any incident the confidence was measured on.
+    assert trust == "Top suspect: unsure: no past incident had this many series; compare the top 3"
     browser.find_element(By.ID, "incident-note-text").send_keys(
         "GPU util flat at 30%: not capacity"
     )

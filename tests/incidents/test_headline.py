@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from correlator.analysis.confidence import UNLIKE
 from correlator.incidents.headline import headline
 
 T = 1_700_000_000.0  # 22:13:20 UTC
@@ -35,6 +36,10 @@ def test_the_headline_of_an_unsure_answer_a_change_and_no_answer():
     change = {"kind": "change", "id": "demo-chg-3", "owner": "algo", "onset": T, "lead_seconds": 0}
     assert headline({"confidence": 0.31, "suspects": [change]}).startswith(
         "Unsure (31%), compare the top 3; first: change demo-chg-3, from 22:13 UTC with the breach"
+    )
+    unlike = {"confidence": 0.5, "confidence_says": UNLIKE, "suspects": [change]}
+    assert headline(unlike).startswith(
+        "Unsure (no past incident had this many series), compare the top 3; first: change"
     )
     assert headline({"suspects": [change]}).startswith("Top suspect: change demo-chg-3")
     assert headline({"suspects": []}) == (

@@ -139,7 +139,9 @@ class IncidentOut(IncidentSummary):
         default=None, description="the chance (0-1) that the top suspect is a root cause"
     )
     confidence_says: str | None = Field(
-        default=None, description="likely, possible, or unsure: compare the top 3"
+        default=None,
+        description="likely, possible, unsure: compare the top 3, or, where no past incident"
+        " had as many series, unsure: no past incident had this many series; compare the top 3",
     )
     suspects: list[Suspect]
     changes: list[dict[str, Any]] = Field(description="changes before the breach, as then")
@@ -206,5 +208,11 @@ class AnalysisOut(Out):
     suspects: list[Suspect]
     note: str | None = Field(None, description="why there are no suspects")
     scope: dict[str, Any] | None = None
+    confidence: float | None = Field(
+        None, description="the chance (0-1) that the top suspect is a root cause"
+    )
+    confidence_unlike: bool | None = Field(
+        None, description="no past incident had this many series: the chance is not known"
+    )
     timings: dict[str, Number] | None = None
     window: AnalysisWindow | None = None
