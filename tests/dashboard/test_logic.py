@@ -400,3 +400,21 @@ def test_on_call_now_lists_each_model_with_a_rotation_of_its_own():
     assert "gone" not in _text(now)
     one = oncall._listing(_context(client), "m")  # a model asked for: that model only
     assert "every model" not in _text(_find(one[1], "oncall-now"))
+
+
+def test_the_incident_page_gives_a_percentage_only_for_a_measured_confidence():
+    from correlator.analysis import confidence
+    from dashboard.pages.incidents import MEASURED, _confidence
+
+    # Every reading of a measured chance is one the page knows, and it shows the chance.
+    for p in (0.9, 0.5, 0.3):
+        says = confidence.say(p)
+        assert says in MEASURED
+        text = _confidence({"confidence": p, "confidence_says": says}).children
+        chance = f"({p:.0%} chance it is a root cause, as measured on past incidents)"
+        assert text == f"Top suspect: {says} {chance}"
+    # Where no past incident was of the size, no chance was measured: none is shown.
+    unlike = confidence.say(0.5, unlike=True)
+    assert _confidence({"confidence": 0.5, "confidence_says": unlike}).children == (
+        f"Top suspect: {unlike}"
+    )
