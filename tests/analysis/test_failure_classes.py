@@ -628,3 +628,23 @@ def test_a_call_gap_to_one_callee_does_not_explain_the_gap_to_another():
     out = analyze(_rpc(edit))["suspects"]
     top = out[0]
     assert top["labels"].get("server") == "pay" and "follows" not in top["evidence"]
+
+
+def test_a_move_the_harmless_way_explains_nothing_that_follows_it():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Pay's latency falls by half 3 min before the breach (a cache warmed up: faster
+        # answers slow nobody); pay's CPU doubles 1 min before: the cause. Ship's CPU rises
+        # less at the same moment.
+        rows[("latency_p99_seconds", "pay")][breach - 36 :] -= 0.025
+        rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.5
+        rows[("cpu_usage_cores", "ship")][breach - 12 :] += 0.3
+
+    bundle = _case(n, breach, edit)
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    calls = [{"from": "service:front", "to": f"service:{svc}"} for svc in SERVICES[1:]]
+    suspects = _suspects(replace(bundle, topology={"nodes": nodes, "edges": calls}))
+    assert suspects[0][:2] == ("cpu_usage_cores", "pay"), suspects[:3]
+    assert "follows" not in suspects[0][3]
+    assert ("latency_p99_seconds", "pay") in [s[:2] for s in suspects]  # still evidence
