@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 from correlator.alerts.actions import ActionLink
-from correlator.analysis.confidence import UNLIKE, say
+from correlator.analysis.confidence import UNLIKE, UNSEEN_WHY, say
 from correlator.analysis.evidence import describe, number, unit_of
 from correlator.analysis.render import when
 from correlator.records.incident import IncidentRecord
@@ -89,7 +89,7 @@ def _trust(p: float, said: str | None, top: str) -> str:
     if said == "possible":
         return f"possibly ({p:.0%}): {top}"
     if said == UNLIKE:
-        return "unsure (no past incident had this many series): compare the top 3"
+        return f"unsure ({UNSEEN_WHY}): compare the top 3"
     return f"unsure ({p:.0%}): compare the top 3"
 
 

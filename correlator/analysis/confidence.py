@@ -25,7 +25,9 @@ SERIES_SEEN = (2.38, 3.37)
 UNSEEN = 0.5
 LIKELY = 0.7  # from here on the top suspect is "likely"
 UNSURE = 0.4  # below this, "unsure: compare the top 3"
-UNLIKE = "unsure: no past incident had this many series; compare the top 3"  # outside SERIES_SEEN
+# Outside SERIES_SEEN the chance is not known: why, and the reading that says it.
+UNSEEN_WHY = "no past incident had this many series"
+UNLIKE = f"unsure: {UNSEEN_WHY}; compare the top 3"
 
 
 def features(

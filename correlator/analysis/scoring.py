@@ -92,7 +92,8 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
     # Only a measured anomaly (a seen onset by the breach) explains another.
     explainer_sev = sev * (time_w > cfg.explainer_timing) * (traffic == 1.0) * ~censored
     explainer_sev *= ~one_sided
-    # A move the way that does not hurt causes nothing.
+    # A move the way that does not hurt causes nothing, so it explains nothing either (read
+    # from its factor, so switching the rule off, ``harmless`` 1, lets it explain again).
     explainer_sev *= factors["harmless"] == 1.0
     # Less demand slows or fails nothing: a fall in traffic explains no other anomaly.
     explainer_sev *= ~(node_rules.demand(sig.names) & (d.anomalies.direction < 0))

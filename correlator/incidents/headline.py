@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from correlator.analysis.confidence import UNLIKE, say
+from correlator.analysis.confidence import UNLIKE, UNSEEN_WHY, say
 from correlator.analysis.evidence import clock, describe, duration
 
 
@@ -43,7 +43,7 @@ def headline(snapshot: dict) -> str:
     elif said == "possible":
         opening = f"Possibly ({p:.0%})"
     elif said == UNLIKE:
-        opening = "Unsure (no past incident had this many series), compare the top 3; first"
+        opening = f"Unsure ({UNSEEN_WHY}), compare the top 3; first"
     elif said:
         opening = f"Unsure ({p:.0%}), compare the top 3; first"
     else:
