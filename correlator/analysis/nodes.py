@@ -11,7 +11,11 @@ from correlator.analysis.topology import Topology
 
 _LATENCY = re.compile(r"latency|duration|response_time|elapsed")
 _ERROR = re.compile(r"error|availability|fail|timeout|success|fallback|5xx|4xx")
-_TRAFFIC = re.compile(r"request|qps|rps|throughput|traffic|calls|invocations")
+# A NIC's throughput (bytes, packets) is traffic too: it is what callers send.
+_TRAFFIC = re.compile(
+    r"request|qps|rps|throughput|traffic|calls|invocations"
+    r"|network_(receive|transmit)_(bytes|packets)"
+)
 _WORDS = re.compile(r"[_:.\-]+")
 # AWS X-Ray names a node seen only from its callers' side by type: ``<name>_client`` (the
 # callers of a service), ``<name>_remote`` (an endpoint measured by whoever calls it).

@@ -186,6 +186,21 @@ def test_a_resource_that_moved_earlier_does_not_explain_a_surge_of_traffic():
     assert "follows" not in suspects[0][3]
 
 
+def test_a_called_services_nic_throughput_is_set_by_its_callers():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        # Front runs short of CPU and sends cart fewer requests: cart's NIC throughput falls
+        # further (in sigma) and a little sooner than front's own CPU climbs.
+        rows[("cpu_usage_cores", "front")][breach - 6 :] += 0.1
+        rows[("network_receive_bytes_per_second", "cart")][breach - 8 :] -= 1.2e6
+
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    calls = [{"from": "service:front", "to": f"service:{s}", "kind": "calls"} for s in SERVICES[1:]]
+    bundle = replace(_case(n, breach, edit), topology={"nodes": nodes, "edges": calls})
+    assert _top(bundle) == [("cpu_usage_cores", "front")]
+
+
 def test_a_surge_explains_a_host_cpu_by_when_the_surge_began_not_when_its_copy_there_showed():
     # A model's traffic reaches its three instances together, but each copy crosses its
     # own noise at its own moment: i-0's at -200 s, i-1's (on host h-1) only at -80 s.

@@ -45,6 +45,13 @@ def test_metric_kind_by_name():
     # the servicegraph connector's request count is traffic, its failures errors
     assert nodes.metric_kind("traces_service_graph_request:increase1m") == "traffic"
     assert nodes.metric_kind("traces_service_graph_request_failed_total") == "error"
+    # a NIC's throughput is what callers send, on a host or a pod
+    assert nodes.metric_kind("node_network_receive_bytes_per_second") == "traffic"
+    assert nodes.metric_kind("network_transmit_bytes") == "traffic"
+    assert nodes.metric_kind("node_network_receive_packets_total") == "traffic"
+    # ... its errors and drops are not
+    assert nodes.metric_kind("node_network_receive_errs_total") != "traffic"
+    assert nodes.metric_kind("node_network_transmit_drop_total") != "traffic"
 
 
 def test_a_callers_view_of_its_calls_is_client_side():
