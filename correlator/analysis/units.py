@@ -83,7 +83,8 @@ def latency_share(names: list[str], rises: np.ndarray, sla: str, sla_rise: float
 
 # Name words that say which way a metric hurts (a ``_``/``:``/``.``-separated part of its
 # name). Up: slowness, failures, saturation, backlog, restarts, memory held. Down: what is
-# served or left (availability, success, free memory). A name with neither moves both ways.
+# served or left (availability, success, free memory). Otherwise a latency or an error
+# (``metric_kind``: response_time, 4xx) hurts up, and any other name either way.
 _HURTS_DOWN = frozenset(
     {"availability", "available", "success", "successful", "uptime", "free", "hit", "hits"}
 )
@@ -104,7 +105,9 @@ def harm_direction(name: str) -> int:
     words = set(_WORDS.split(name.lower()))
     if not _HURTS_DOWN.isdisjoint(words):
         return -1
-    return 1 if not _HURTS_UP.isdisjoint(words) else 0
+    if not _HURTS_UP.isdisjoint(words) or metric_kind(name) in ("latency", "error"):
+        return 1
+    return 0
 
 
 # Label values that say a series counts failures: a log level (Loki), a span status

@@ -30,6 +30,8 @@ def test_the_unit_word_nearest_the_end_sets_the_step():
         ("container_restarts_total", 1),
         ("memory_usage_mebibytes", 1),
         ("model_queue_length", 1),
+        ("api_response_time_seconds", 1),  # any latency or error kind (``metric_kind``)
+        ("http_4xx_per_second", 1),
         ("availability_avg", -1),
         ("pod_success_rate_percent", -1),
         ("node_memory_free_bytes", -1),  # free memory hurts going down
