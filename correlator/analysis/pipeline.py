@@ -68,7 +68,9 @@ def _pick_breach(bundle: Bundle, grid: Grid, at: float | None):
     sla = dict(bundle.sla)
     if at is not None and "breach_start" not in sla and "threshold" in sla:
         found, agg, rows = breach_mod.evaluate(bundle.series, sla, grid)
-        upto = grid.times <= at
+        # ``at`` is read to the nearest bin: the breach start the output gives (whole
+        # seconds, off the grid's phase) finds that breach again.
+        upto = grid.times <= at + grid.step / 2
         clipped = np.where(upto, agg, np.nan)
         before = breach_mod.find_breach(
             grid.times,

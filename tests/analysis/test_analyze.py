@@ -6,7 +6,7 @@ import pytest
 from causeline.cli import main
 from correlator.analysis import AnalysisError, Config, SlaMatchError, analyze
 from correlator.analysis.render import render_text
-from correlator.bundle import Bundle, read_bundle, write_bundle
+from correlator.bundle import Bundle, Series, read_bundle, write_bundle
 from tests.analysis.conftest import PUBLIC
 
 SUSPECT_KEYS = {"rank", "kind", "score", "onset", "lead_seconds", "owner", "evidence"}
@@ -99,6 +99,19 @@ def test_at_picks_the_given_time_without_a_breach_before(bundle):
     at = float(bundle.series[0].ts[5])
     out = analyze(bundle, at=at)
     assert out["breach_start"] == int(at) and out["breach_given"]
+
+
+def test_at_the_breach_start_the_output_gave_finds_that_breach_again(bundle):
+    # Samples 0.4 s past whole seconds: the output's breach start, in whole seconds, lies
+    # just before the breach's bin, and read back as ``at`` it must find the same breach.
+    late = [Series(s.name, s.labels, s.ts + 0.4, s.values) for s in bundle.series]
+    first = analyze(Bundle(late, bundle.changes, bundle.topology, bundle.sla))
+    again = analyze(
+        Bundle(late, bundle.changes, bundle.topology, bundle.sla), at=first["breach_start"]
+    )
+    assert first["breach_start"] % 1 == 0 and not again["breach_given"]
+    assert again["breach_start"] == first["breach_start"]
+    assert again["suspects"] == first["suspects"]
 
 
 @pytest.mark.skipif(not PUBLIC, reason="shared scenarios not present")
