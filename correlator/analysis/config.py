@@ -52,11 +52,12 @@ class Config:
     # carry the breach; below it, its weight falls with the share, to ``latency_least``.
     latency_share: float = 1 / 3
     latency_least: float = 0.3
-    # A node whose anomaly several anomalous callers share gains ``support`` per extra caller.
+    # A node whose anomalies explain those of several of its callers gains ``support`` per
+    # extra caller.
     support: float = 0.25
     # Callers counted at most: past a few, more callers say little more about the node.
     support_most: int = 3
-    # ... unless a node it depends on is anomalous at this share of its severity or more.
+    # A deeper anomaly explains one above it only at this share of its severity or more.
     explains_ratio: float = 0.5
     # Rows (best base score first) tried as each other's explanations: bounds the pair search.
     explain_candidates: int = 300

@@ -7,8 +7,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from correlator.analysis.topology import Topology
-
 _LATENCY = re.compile(r"latency|duration|response_time|elapsed")
 _ERROR = re.compile(r"error|availability|fail|timeout|success|fallback|5xx|4xx")
 # A NIC's throughput (bytes, packets) is traffic too: it is what callers send.
@@ -77,43 +75,28 @@ def traffic_weight(
     return out
 
 
-def node_severity(sev: np.ndarray, primary: list[str | None], keep: np.ndarray) -> dict[str, float]:
-    """Return each node's strongest severity over the rows in ``keep``."""
-    out: dict[str, float] = {}
-    for i in np.flatnonzero(keep & (sev > 0)):
-        node = primary[i]
-        if node is not None and sev[i] > out.get(node, 0.0):
-            out[node] = float(sev[i])
-    return out
-
-
-def shared_by_callers(
-    node_sev: dict[str, float],
-    up: dict[str, set[str]],
-    graph: Topology,
-    *,
-    ratio: float,
+def callers_explained(
+    primary: list[str | None], who: np.ndarray, callers: dict[str, set[str]]
 ) -> dict[str, int]:
-    """Count the anomalous callers of each anomalous node that no callee of its explains.
+    """Count, per node, the callers with an anomaly that an anomaly of the node explains.
 
-    A node is explained when something it depends on is anomalous at ``ratio`` of its
-    severity or more; its callers then point past it, and it gets no count.
+    ``who`` holds the row that explains each row (-1: none), ``primary`` each row's node.
     """
-    out = {}
-    for n, s in node_sev.items():
-        if s <= 0 or any(node_sev.get(m, 0.0) >= ratio * s for m in graph.depends.get(n, ())):
-            continue
-        out[n] = sum(1 for c in up.get(n, ()) if node_sev.get(c, 0.0) > 0)
-    return out
+    shared: dict[str, set[str]] = {}
+    for i, j in enumerate(who):
+        node, caller = (primary[j] if j >= 0 else None), primary[i]
+        if node is not None and caller is not None and caller in callers.get(node, ()):
+            shared.setdefault(node, set()).add(caller)
+    return {n: len(c) for n, c in shared.items()}
 
 
 def support_weight(
     primary: list[str | None], shared: dict[str, int], *, step: float, most: int
 ) -> np.ndarray:
-    """Weight a row by ``1 + step x (k - 1)`` for its node's ``k`` anomalous callers (k <= most).
+    """Weight a row by ``1 + step x (k - 1)`` for ``k`` callers its node explains (k <= most).
 
-    A fault of a node shows up in every caller of it; a node whose anomaly only one caller
-    sees explains less of the incident than one several anomalous callers share.
+    A fault of a node shows up in every caller of it; a node that explains one caller's
+    anomaly explains less of the incident than one that explains several callers'.
     """
     out = np.ones(len(primary))
     for i, node in enumerate(primary):

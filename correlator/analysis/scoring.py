@@ -104,8 +104,6 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         graph.callers,
         subjects,
         sev,
-        traffic,
-        censored,
         factors,
         base,
         explainer_sev,
@@ -225,6 +223,8 @@ def explain(
         (r.base > 0) & (d.anomalies.strength >= cfg.off_z) & ~propagates,
         least=cfg.wave_nodes,
     )
+    # A node whose anomalies explain those of several of its callers is what they share.
+    shared = node_rules.callers_explained(place.primary, who, r.callers)
     joined = (wave > 0) & (leader != np.arange(leader.size)) & (weight < 1.0)
     weight[joined], who[joined] = 1.0, leader[joined]
     changed = np.ones(r.base.size)
@@ -247,7 +247,9 @@ def explain(
     late = {
         "explained": 1 - cfg.explained * weight,
         "changed": changed,
-        "support": _caller_support(r, graph, cfg),
+        "support": node_rules.support_weight(
+            place.primary, shared, step=cfg.support, most=cfg.support_most
+        ),
     }
     score = r.base * ranking.combine(late, exponents(cfg))
     score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
@@ -291,13 +293,3 @@ def _upstream(r: Ranking, graph: Topology) -> list[set[str]]:
             reach_cache[pnode] = graph.reaches(pnode) | {pnode}
         upstream.append(reach_cache[pnode])
     return upstream
-
-
-def _caller_support(r: Ranking, graph: Topology, cfg: Config) -> np.ndarray:
-    """Return the weight of each row from the anomalous callers its node's anomaly shares."""
-    keep = (r.traffic == 1.0) & ~r.censored
-    node_sev = node_rules.node_severity(r.explainer_sev, r.place.primary, keep)
-    shared = node_rules.shared_by_callers(node_sev, r.callers, graph, ratio=cfg.explains_ratio)
-    return node_rules.support_weight(
-        r.place.primary, shared, step=cfg.support, most=cfg.support_most
-    )

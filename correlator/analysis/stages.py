@@ -70,8 +70,6 @@ class Ranking:
     callers: dict[str, set[str]]  # the nodes that call each node
     subjects: list[str | None]  # the node each row's labels name first, known or not
     sev: np.ndarray
-    traffic: np.ndarray  # 1, or ``callee_traffic`` for traffic set by callers
-    censored: np.ndarray  # onset not seen: already out where the search starts
     factors: dict[str, np.ndarray]  # the base score's factors by name (``ranking.combine``)
     base: np.ndarray  # score before explanations
     explainer_sev: np.ndarray  # severity of the rows that may explain others, else 0

@@ -201,6 +201,32 @@ def test_a_called_services_nic_throughput_is_set_by_its_callers():
     assert _top(bundle) == [("cpu_usage_cores", "front")]
 
 
+def test_an_older_unrelated_anomaly_of_a_caller_is_no_support():
+    n, breach = 720, 600
+
+    def edit(rows, rng):
+        rows[("latency_p99_seconds", "front")][breach:] -= 0.1  # +0.4 s: the breach
+        for svc, rise in (("cart", 0.2), ("pay", 0.15)):  # both slow 70 s before it
+            rows[("latency_p99_seconds", svc)] = 0.05 + rng.normal(0, 0.005, n)
+            rows[("latency_p99_seconds", svc)][breach - 14 :] += rise
+        rows[("latency_p99_seconds", "mail")][breach - 8 :] += 0.2  # mail waits on cart
+        # Ship, which calls pay only, grew its memory 20 min earlier: nothing pay did.
+        rows[("memory_usage_bytes", "ship")][breach - 240 :] += 40 * 2**20
+
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    pairs = [
+        ("front", "cart"),
+        ("front", "pay"),
+        ("mail", "cart"),
+        ("mail", "pay"),
+        ("ship", "pay"),
+    ]
+    calls = [{"from": f"service:{a}", "to": f"service:{b}", "kind": "calls"} for a, b in pairs]
+    bundle = replace(_case(n, breach, edit), topology={"nodes": nodes, "edges": calls})
+    # Pay has three callers with an anomaly, cart two; only mail's follows a callee (cart).
+    assert _top(bundle, k=2) == [("latency_p99_seconds", "cart"), ("latency_p99_seconds", "pay")]
+
+
 def test_a_surge_explains_a_host_cpu_by_when_the_surge_began_not_when_its_copy_there_showed():
     # A model's traffic reaches its three instances together, but each copy crosses its
     # own noise at its own moment: i-0's at -200 s, i-1's (on host h-1) only at -80 s.

@@ -83,21 +83,15 @@ def test_traffic_of_a_called_node_is_weighted_down():
     assert w.tolist() == [1.0, 0.3, 1.0]
 
 
-def test_support_counts_anomalous_callers_of_unexplained_nodes():
-    graph = Topology.from_dict(TOPO)
-    up = graph.callers
-    sev = np.array([0.8, 0.9, 0.6, 0.05, 0.3])
-    primary = ["service:a", "service:b", "service:d", "service:c", "service:c"]
-    keep = np.array([True, True, True, True, False])
-    node_sev = nodes.node_severity(sev, primary, keep)
-    assert node_sev == {"service:a": 0.8, "service:b": 0.9, "service:d": 0.6, "service:c": 0.05}
-    shared = nodes.shared_by_callers(node_sev, up, graph, ratio=0.5)
-    # a and d call the more anomalous b: explained by it, they get no count; c, however
-    # faint, has its one anomalous caller.
+def test_support_counts_the_callers_whose_anomalies_a_node_explains():
+    callers = Topology.from_dict(TOPO).callers  # b is called by a and d, c by b
+    primary = ["service:a", "service:b", "service:d", "service:c", "service:a", None]
+    # a's and d's rows follow b's, b's follows c's; a's second row follows c, which a does
+    # not call, and a row on no node follows b: neither counts.
+    who = np.array([1, 3, 1, -1, 3, 1])
+    shared = nodes.callers_explained(primary, who, callers)
     assert shared == {"service:b": 2, "service:c": 1}
-    # c at 0.5 of b's severity explains b: b then gets no count.
-    node_sev["service:c"] = 0.45
-    assert "service:b" not in nodes.shared_by_callers(node_sev, up, graph, ratio=0.5)
+    assert nodes.callers_explained(primary, np.full(6, -1), callers) == {}
     w = nodes.support_weight(["service:b", "service:a", None], shared, step=0.25, most=3)
     assert w.tolist() == [1.25, 1.0, 1.0]
     w = nodes.support_weight(["service:b"], {"service:b": 5}, step=0.25, most=3)
