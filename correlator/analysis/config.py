@@ -63,8 +63,6 @@ class Config:
     explain_candidates: int = 300
     # A resource metric with its onset at one moment on this many nodes or more is one wave.
     wave_nodes: int = 3
-    # Only a row whose timing weight is above this (onset by the breach) explains another.
-    explainer_timing: float = 0.5
     # Each further suspect on an already listed node is weighted by this once more,
     # so the top of the list covers several nodes instead of one node's many series.
     same_node: float = 0.7

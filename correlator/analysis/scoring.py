@@ -88,9 +88,9 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         "callee_traffic": traffic,
     }
     base = ranking.combine(factors, exponents(cfg))
-    time_w = factors["timing"]
-    # Only a measured anomaly (a seen onset by the breach) explains another.
-    explainer_sev = sev * (time_w > cfg.explainer_timing) * (traffic == 1.0) * ~censored
+    # Only a measured anomaly (a seen onset) explains another: one that began after the
+    # breach still explains what began later still (``ranking.explained_by`` orders them).
+    explainer_sev = sev * (traffic == 1.0) * ~censored
     explainer_sev *= ~one_sided
     # A move the way that does not hurt causes nothing, so it explains nothing either (read
     # from its factor, so switching the rule off, ``harmless`` 1, lets it explain again).
