@@ -57,7 +57,9 @@ class Config:
     support: float = 0.25
     # Callers counted at most: past a few, more callers say little more about the node.
     support_most: int = 3
-    # A deeper anomaly explains one above it only at this share of its severity or more.
+    # A deeper anomaly explains one above it only at this share of its severity or more;
+    # a caller's call gaps to several callees rose alike when each is at this share of the
+    # largest rise (``callgap.caller_side``).
     explains_ratio: float = 0.5
     # Rows (best base score first) tried as each other's explanations: bounds the pair search.
     explain_candidates: int = 300
