@@ -70,6 +70,16 @@ def _top(bundle: Bundle, k: int = 1, config: Config | None = None) -> list[tuple
     return [s[:2] for s in _suspects(bundle, config)[:k]]
 
 
+def _linked(bundle: Bundle, pairs, **edge) -> Bundle:
+    """Return the bundle with SERVICES as nodes and an edge (plus ``edge``'s keys) per pair."""
+    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
+    edges = [{"from": f"service:{a}", "to": f"service:{b}", **edge} for a, b in pairs]
+    return replace(bundle, topology={"nodes": nodes, "edges": edges})
+
+
+FRONT_CALLS = [("front", svc) for svc in SERVICES[1:]]  # front depends on every other service
+
+
 def test_a_negligible_move_on_a_series_flat_at_zero_does_not_outrank_a_saturation():
     n, breach = 720, 600
 
@@ -155,13 +165,11 @@ def test_without_call_edges_a_cause_off_the_sla_node_is_not_pushed_out_of_scope(
         rows[("network_receive_bytes_per_second", "front")][breach - 6 :] += 1e6  # a symptom
 
     bundle = _case(n, breach, edit)
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
     # Nodes and no edges (Nezha's TrainTicket): whether pay is upstream is not known.
-    bundle = replace(bundle, topology={"nodes": nodes, "edges": []})
-    assert _top(bundle) == [("cpu_usage_cores", "pay")]
+    assert _top(_linked(bundle, [])) == [("cpu_usage_cores", "pay")]
     # With a call graph that leaves pay out of front's upstream, the front row comes first.
-    linked = {"nodes": nodes, "edges": [{"from": "service:front", "to": "service:cart"}]}
-    assert _top(replace(bundle, topology=linked)) == [("network_receive_bytes_per_second", "front")]
+    linked = _linked(bundle, [("front", "cart")])
+    assert _top(linked) == [("network_receive_bytes_per_second", "front")]
 
 
 def test_a_resource_that_moved_earlier_does_not_explain_a_surge_of_traffic():
@@ -174,11 +182,7 @@ def test_a_resource_that_moved_earlier_does_not_explain_a_surge_of_traffic():
         # Cart's memory stepped up 5 min before, unrelated: no node's memory sends requests.
         rows[("memory_usage_bytes", "cart")][breach - 60 :] += 200 * 2**20
 
-    bundle = _case(n, breach, edit)
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
-    calls = [{"from": "service:front", "to": f"service:{svc}"} for svc in SERVICES[1:]]
-    bundle = replace(bundle, topology={"nodes": nodes, "edges": calls})
-    suspects = _suspects(bundle)
+    suspects = _suspects(_linked(_case(n, breach, edit), FRONT_CALLS))
     assert [s[:2] for s in suspects[:2]] == [
         ("requests_per_second", "front"),
         ("memory_usage_bytes", "cart"),
@@ -195,9 +199,7 @@ def test_a_called_services_nic_throughput_is_set_by_its_callers():
         rows[("cpu_usage_cores", "front")][breach - 6 :] += 0.1
         rows[("network_receive_bytes_per_second", "cart")][breach - 8 :] -= 1.2e6
 
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
-    calls = [{"from": "service:front", "to": f"service:{s}", "kind": "calls"} for s in SERVICES[1:]]
-    bundle = replace(_case(n, breach, edit), topology={"nodes": nodes, "edges": calls})
+    bundle = _linked(_case(n, breach, edit), FRONT_CALLS, kind="calls")
     assert _top(bundle) == [("cpu_usage_cores", "front")]
 
 
@@ -213,7 +215,6 @@ def test_an_older_unrelated_anomaly_of_a_caller_is_no_support():
         # Ship, which calls pay only, grew its memory 20 min earlier: nothing pay did.
         rows[("memory_usage_bytes", "ship")][breach - 240 :] += 40 * 2**20
 
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
     pairs = [
         ("front", "cart"),
         ("front", "pay"),
@@ -221,8 +222,7 @@ def test_an_older_unrelated_anomaly_of_a_caller_is_no_support():
         ("mail", "pay"),
         ("ship", "pay"),
     ]
-    calls = [{"from": f"service:{a}", "to": f"service:{b}", "kind": "calls"} for a, b in pairs]
-    bundle = replace(_case(n, breach, edit), topology={"nodes": nodes, "edges": calls})
+    bundle = _linked(_case(n, breach, edit), pairs, kind="calls")
     # Pay has three callers with an anomaly, cart two; only mail's follows a callee (cart).
     assert _top(bundle, k=2) == [("latency_p99_seconds", "cart"), ("latency_p99_seconds", "pay")]
 
@@ -283,9 +283,7 @@ def _tied(moves: list[tuple[str, str, float]], calls: list[tuple[str, str]]) -> 
         for name, svc, step in moves:
             rows[(name, svc)][breach - 12 :] += step
 
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
-    edges = [{"from": f"service:{a}", "to": f"service:{b}", "kind": "calls"} for a, b in calls]
-    return replace(_case(n, breach, edit), topology={"nodes": nodes, "edges": edges})
+    return _linked(_case(n, breach, edit), calls, kind="calls")
 
 
 def test_equal_scores_are_ordered_by_what_the_rows_are_not_by_their_input_order():
@@ -446,11 +444,7 @@ def test_traffic_falling_away_explains_nothing_that_follows_it():
         rows[("requests_per_second", "front")][breach - 60 :] -= 20
         rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.3
 
-    bundle = _case(n, breach, edit)
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
-    calls = [{"from": "service:front", "to": f"service:{svc}"} for svc in SERVICES[1:]]
-    bundle = replace(bundle, topology={"nodes": nodes, "edges": calls})
-    suspects = _suspects(bundle)
+    suspects = _suspects(_linked(_case(n, breach, edit), FRONT_CALLS))
     assert suspects[0][:2] == ("cpu_usage_cores", "pay")
     assert "follows" not in suspects[0][3]
 
@@ -682,10 +676,7 @@ def test_a_move_the_harmless_way_explains_nothing_that_follows_it():
         rows[("cpu_usage_cores", "pay")][breach - 12 :] += 0.5
         rows[("cpu_usage_cores", "ship")][breach - 12 :] += 0.3
 
-    bundle = _case(n, breach, edit)
-    nodes = [{"id": f"service:{svc}", "kind": "service"} for svc in SERVICES]
-    calls = [{"from": "service:front", "to": f"service:{svc}"} for svc in SERVICES[1:]]
-    suspects = _suspects(replace(bundle, topology={"nodes": nodes, "edges": calls}))
+    suspects = _suspects(_linked(_case(n, breach, edit), FRONT_CALLS))
     assert suspects[0][:2] == ("cpu_usage_cores", "pay"), suspects[:3]
     assert "follows" not in suspects[0][3]
     assert ("latency_p99_seconds", "pay") in [s[:2] for s in suspects]  # still evidence
