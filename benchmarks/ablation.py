@@ -39,7 +39,6 @@ NEUTRAL: dict[str, float] = {
     "reference_gap_s": 0.0,
     "rel_floor": 0.0,
     "band_q": 50.0,
-    "band_rel_floor": 0.02,
     "ramp_gain": OFF,
     "ramp_rows": 0,
     "late_weight": 1.0,

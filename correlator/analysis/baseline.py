@@ -23,7 +23,7 @@ def reference(baseline, cfg: Config) -> tuple[dict | None, dict | None]:
         window=signals.window_columns(cfg.drift_window_s, bgrid.step),
         volatile=cfg.volatile_labels,
     )
-    ref = onset.reference(bsig.matrix, rel_floor=cfg.band_rel_floor, abs_floor=cfg.abs_floor)
+    ref = onset.reference(bsig.matrix, rel_floor=cfg.rel_floor, abs_floor=cfg.abs_floor)
     ref = onset.widen_to_band(ref, bsig.matrix, q=cfg.band_q, off=cfg.off_z)
     lower = ref.lower
     assert lower is not None  # widen_to_band always sets the lower spread

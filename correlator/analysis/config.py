@@ -25,12 +25,12 @@ class Config:
     # |robust z| above which a point is out of its normal range.
     off_z: float = 2.5
     full_z: float = 100.0
-    # Spread floors: a flat series still gets a spread of rel_floor x its level.
-    rel_floor: float = 0.02
+    # Spread floors: a flat series still gets a spread of rel_floor x its level / sqrt(points
+    # in its reference): a long flat reference says more surely that small moves are rare
+    # (0.02 of the level at 16 points, 0.005 at 256).
+    rel_floor: float = 0.08
     # With a separate baseline, its band [100 - band_q, band_q] percentiles is still normal.
     band_q: float = 99.0
-    # A long baseline shows its own noise, so its level-relative floor can be tighter.
-    band_rel_floor: float = 0.005
     abs_floor: float = 1e-9
     # A ramp (flat, then a steady climb to the breach) explaining this share of a series'
     # variance, begun inside the reference, moves the reference before it; rows tried.

@@ -32,7 +32,7 @@ class Anomalies:
 
 
 def reference(matrix: np.ndarray, *, rel_floor: float, abs_floor: float) -> Reference:
-    """Return median and robust spread per row: max of MAD, IQR and a floor relative to level."""
+    """Return median and robust spread per row: max of MAD, IQR and a level floor / sqrt(points)."""
     count = np.isfinite(matrix).sum(axis=1)
     out_med = np.full(matrix.shape[0], np.nan)
     out_scale = np.full(matrix.shape[0], np.nan)
@@ -60,7 +60,7 @@ def reference(matrix: np.ndarray, *, rel_floor: float, abs_floor: float) -> Refe
                 1.4826 * mad,
                 (q75 - q25) / 1.349,
                 0.25 * std,
-                rel_floor * np.abs(med),
+                rel_floor * np.abs(med) / np.sqrt(np.maximum(count[ok], 1)),
                 np.full(med.shape, abs_floor),
             ]
         )

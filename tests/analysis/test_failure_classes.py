@@ -179,8 +179,9 @@ def test_a_resource_that_moved_earlier_does_not_explain_a_surge_of_traffic():
         # Front's traffic triples 2 min before the breach: the users' demand, the cause.
         rows[("requests_per_second", "front")] = 100 + rng.normal(0, 2, n)
         rows[("requests_per_second", "front")][breach - 24 :] += 200
-        # Cart's memory stepped up 5 min before, unrelated: no node's memory sends requests.
-        rows[("memory_usage_bytes", "cart")][breach - 60 :] += 200 * 2**20
+        # Cart's memory stepped up 5 min before (+46 sigma), unrelated: no node's memory
+        # sends requests.
+        rows[("memory_usage_bytes", "cart")][breach - 60 :] += 90 * 2**20
 
     suspects = _suspects(_linked(_case(n, breach, edit), FRONT_CALLS))
     assert [s[:2] for s in suspects[:2]] == [

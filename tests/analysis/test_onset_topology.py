@@ -16,8 +16,22 @@ def test_reference_is_robust_to_outliers():
 
 
 def test_flat_series_gets_a_relative_floor():
-    ref = onset.reference(np.full((1, 50), 100.0), rel_floor=0.02, abs_floor=1e-9)
+    ref = onset.reference(np.full((1, 16), 100.0), rel_floor=0.08, abs_floor=1e-9)
     assert ref.scale[0] == pytest.approx(2.0)
+
+
+def test_a_longer_flat_reference_gets_a_tighter_floor():
+    # 16 points flat at 100 allow 2 % of the level as noise, 256 points (a day's baseline at
+    # 5 minutes) a quarter of that: a 4 % dip is out of range only against the long one.
+    short, long = (np.full((1, n), 100.0) for n in (16, 256))
+    dip = np.array([[96.0]])
+    for ref_rows, out in ((short, False), (long, True)):
+        ref = onset.reference(ref_rows, rel_floor=0.08, abs_floor=1e-9)
+        assert bool(abs(onset.robust_z(dip, ref)[0, 0]) > 2.5) is out
+    gappy = np.full((1, 256), np.nan)
+    gappy[0, :16] = 100.0
+    ref = onset.reference(gappy, rel_floor=0.08, abs_floor=1e-9)
+    assert ref.scale[0] == pytest.approx(2.0)  # points seen count, not the span
 
 
 def test_detect_finds_onset_of_a_step_despite_noise():
