@@ -60,7 +60,7 @@ def reference(matrix: np.ndarray, *, rel_floor: float, abs_floor: float) -> Refe
                 1.4826 * mad,
                 (q75 - q25) / 1.349,
                 0.25 * std,
-                rel_floor * np.abs(med) / np.sqrt(np.maximum(count[ok], 1)),
+                rel_floor * np.abs(med) / np.sqrt(count[ok]),
                 np.full(med.shape, abs_floor),
             ]
         )

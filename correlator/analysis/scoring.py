@@ -103,7 +103,6 @@ def rank(tl: Timeline, m: Measured, d: Detection, cfg: Config) -> Ranking:
         dist,
         graph.callers,
         subjects,
-        sev,
         factors,
         base,
         explainer_sev,

@@ -69,7 +69,6 @@ class Ranking:
     dist: dict[str, int]  # hops from the SLA's nodes along depends-on edges
     callers: dict[str, set[str]]  # the nodes that call each node
     subjects: list[str | None]  # the node each row's labels name first, known or not
-    sev: np.ndarray
     factors: dict[str, np.ndarray]  # the base score's factors by name (``ranking.combine``)
     base: np.ndarray  # score before explanations
     explainer_sev: np.ndarray  # severity of the rows that may explain others, else 0
