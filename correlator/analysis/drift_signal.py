@@ -80,6 +80,7 @@ DRIFT = SignalKind(
     directional=False,
     level_floors=False,
     ramps=False,
+    interval=True,
     alarm=drift.PSI_WARN,
     full=1.0,
     evidence=told,

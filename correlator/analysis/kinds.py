@@ -76,12 +76,14 @@ class SignalKind:
     full: float | None = None
     # Values are a counter's rate: told per second.
     per_second: bool = False
+    # A value sums or averages the interval since the sample before (a counter's rate).
+    interval: bool = False
     # Return the suspect's evidence sentence and any figures to add to it; None: the plain one.
     evidence: Callable[[Told], tuple[str, dict]] | None = None
 
 
 VALUE = SignalKind("value")
-RATE = SignalKind("rate", per_second=True)
+RATE = SignalKind("rate", per_second=True, interval=True)
 
 
 def by_name(kinds: Sequence[SignalKind]) -> dict[str, SignalKind]:

@@ -136,6 +136,10 @@ def measure(
         on_baseline,
         np.array([k.directional for k in rows], dtype=bool),
         np.array([k.ramps for k in rows], dtype=bool),
+        np.array(
+            [k.interval or units.over_interval(n) for k, n in zip(rows, sig.names, strict=True)],
+            dtype=bool,
+        ),
         floors,
         kind_floor,
         full_z,
@@ -174,7 +178,10 @@ def detect(tl: Timeline, win: Window, m: Measured, cfg: Config) -> Detection:
         lo_rows[moved] = np.minimum(lo_rows[moved], np.maximum(starts - 1, 0))
         zs = onset.robust_z(matrix, m.ref)
         anomalies = onset.detect(zs, lo=lo_rows, active=active, off=cfg.off_z)
-    onset_t = tl.grid.times[anomalies.onset]
+    # A sample over the interval since the one before (a rate, a count per minute) crossed
+    # out of range once enough of that interval was affected: its onset is the interval's
+    # start, half a step before its bin, in whose middle the sample sits (``choose_grid``).
+    onset_t = tl.grid.times[anomalies.onset] - np.where(m.interval, step / 2, 0.0)
     return Detection(anomalies, onset_t, win.start - onset_t)
 
 

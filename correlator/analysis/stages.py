@@ -47,6 +47,7 @@ class Measured:
     on_baseline: np.ndarray  # rows whose reference is the baseline's
     directional: np.ndarray  # rows whose rise or fall hurts one way (not a distance: drift)
     ramps: np.ndarray  # rows whose kind has slow ramps looked for
+    interval: np.ndarray  # rows whose value is over the interval before each sample
     floors: np.ndarray  # spread floor of each row at level zero (its unit's step)
     kind_floor: np.ndarray  # spread floor of each row from its kind's alarm level, else 0
     full_z: np.ndarray  # |z| of full severity per row

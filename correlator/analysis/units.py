@@ -48,6 +48,16 @@ def zero_floors(names: list[str | None]) -> np.ndarray:
     return np.array([unit_step(n) if n else 0.0 for n in names])
 
 
+# A recording rule's operation over a range (``log_lines:count1m``, ``http_requests:rate5m``).
+_OVER_RANGE = re.compile(r":[a-z_]*\d+[smhdwy]$")
+
+
+@lru_cache(maxsize=4096)
+def over_interval(name: str) -> bool:
+    """Say whether a metric's name marks a figure over the interval before each sample."""
+    return bool(_OVER_RANGE.search(name))
+
+
 # Unit word of a duration -> seconds.
 _SECONDS = {"seconds": 1.0, "ms": 1e-3, "milliseconds": 1e-3, "us": 1e-6, "microseconds": 1e-6}
 

@@ -526,6 +526,54 @@ def test_with_one_or_two_coarse_points_before_the_breach_the_cause_still_leads()
             assert _top(_coarse(before, seed)) == [("cpu_usage_cores", "pay")], (before, seed)
 
 
+def _declared(minutes: int, breach_after_s: float) -> Bundle:
+    """Return minute data whose breach an outside alert declared ``breach_after_s`` after a sample.
+
+    At the first sample after the breach pay's error log lines (a count over the minute
+    before each sample) go from 0 to 20 and ship's CPU (a gauge) jumps: both far past
+    full severity, seen at the same sample.
+    """
+    rng = np.random.default_rng(3)
+    step = 60.0
+    ts = T0 + step * np.arange(minutes)
+    cut = minutes - 5
+    series = []
+    for i, svc in enumerate(SERVICES):
+        cpu = 0.3 + 0.1 * i + rng.normal(0, 0.02, minutes)
+        errors = np.zeros(minutes)
+        latency = 0.05 + rng.normal(0, 0.002, minutes)
+        if svc == "pay":
+            errors[cut:] = 20 + rng.poisson(3, 5)
+        if svc == "ship":
+            cpu[cut:] += 3.0
+        if svc == "front":
+            latency[cut:] += 0.5
+        series += [
+            make_series("cpu_usage_cores", {"service": svc}, ts, cpu),
+            make_series("log_lines:count1m", {"service": svc, "level": "error"}, ts, errors),
+            make_series("latency_p99_seconds", {"service": svc}, ts, latency),
+        ]
+    sla = {
+        "name": "front p99",
+        "metric": "latency_p99_seconds",
+        "labels": {"service": "front"},
+        "breach_start": float(ts[cut - 1] + breach_after_s),
+    }
+    return Bundle(series=series, changes=[], topology={}, sla=sla, baseline=None)
+
+
+def test_a_count_over_the_minute_before_a_sample_began_with_that_minute():
+    # An alert declares the breach 25 s after a sample. The next sample's error count covers
+    # the minute since that one, so the errors began up to 25 s before the breach; the
+    # CPU figure is an instant, read 35 s after it.
+    found = analyze(_declared(120, 25.0))["suspects"]
+    top = {(s["metric"], s["labels"].get("service")): s for s in found}
+    errors, cpu = top[("log_lines:count1m", "pay")], top[("cpu_usage_cores", "ship")]
+    assert errors["lead_seconds"] == 25 and cpu["lead_seconds"] < 0
+    assert (found[0]["metric"], found[0]["labels"]["service"]) == ("log_lines:count1m", "pay")
+    assert errors["score"] > cpu["score"]
+
+
 NO_WAVES = Config(wave_nodes=10**9)
 
 

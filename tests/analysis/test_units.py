@@ -9,6 +9,7 @@ from correlator.analysis.units import (
     harm_direction,
     harm_of_labels,
     latency_share,
+    over_interval,
     seconds_per_unit,
     unit_step,
 )
@@ -42,6 +43,21 @@ def test_the_unit_word_nearest_the_end_sets_the_step():
 )
 def test_the_way_a_metric_hurts_is_read_from_its_name(name, way):
     assert harm_direction(name) == way
+
+
+@pytest.mark.parametrize(
+    ("name", "over"),
+    [
+        ("log_lines:count1m", True),
+        ("traces_span_metrics_calls:increase1m", True),
+        ("job:http_requests:rate5m", True),
+        ("instance:node_cpu:ratio", False),  # a recording rule of an instant
+        ("traces_span_metrics_duration_p99_seconds", False),
+        ("node_network_receive_bytes_per_second", False),
+    ],
+)
+def test_a_recording_rule_over_a_range_is_read_from_its_name(name, over):
+    assert over_interval(name) is over
 
 
 def test_failures_are_read_from_a_log_level_or_span_status():
