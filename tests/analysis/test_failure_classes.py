@@ -567,8 +567,8 @@ def test_a_count_over_the_minute_before_a_sample_began_with_that_minute():
     # the minute since that one, so the errors began up to 25 s before the breach; the
     # CPU figure is an instant, read 35 s after it.
     found = analyze(_declared(120, 25.0))["suspects"]
-    top = {(s["metric"], s["labels"].get("service")): s for s in found}
-    errors, cpu = top[("log_lines:count1m", "pay")], top[("cpu_usage_cores", "ship")]
+    by_row = {(s["metric"], s["labels"].get("service")): s for s in found}
+    errors, cpu = by_row[("log_lines:count1m", "pay")], by_row[("cpu_usage_cores", "ship")]
     assert errors["lead_seconds"] == 25 and cpu["lead_seconds"] < 0
     assert (found[0]["metric"], found[0]["labels"]["service"]) == ("log_lines:count1m", "pay")
     assert errors["score"] > cpu["score"]
