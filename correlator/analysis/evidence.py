@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-import re
 from datetime import UTC, datetime
+
+from correlator.analysis.units import range_rule
 
 UNITS = (
     ("_ms", "ms"),
@@ -84,16 +85,22 @@ def number(value: float, unit: str = "") -> str:
     return f"{text}{unit}" if unit.startswith(("%", "/")) else f"{text} {unit}".strip()
 
 
-# A recording rule that counts per window (Loki's ``count_over_time``, ``increase``):
-# ``log_lines:count1m`` is lines per minute.
-_PER_WINDOW = re.compile(r":(?:count|increase)(\d+)([smh])$")
+def _per_window(metric: str) -> tuple[str, str] | None:
+    """Return the range of a recording rule that counts per window, else None.
+
+    Loki's ``count_over_time`` and ``increase``: ``log_lines:count1m`` is lines per minute.
+    """
+    rule = range_rule(metric)
+    if rule is None or rule[0] not in ("count", "increase") or rule[2] not in "smh":
+        return None
+    return rule[1], rule[2]
 
 
 def unit_of(metric: str) -> str:
     """Return the unit named by a metric's suffix."""
-    per = _PER_WINDOW.search(metric)
+    per = _per_window(metric)
     if per:
-        n, u = per.groups()
+        n, u = per
         return "/min" if (n, u) == ("1", "m") else f"/{n}{u}"
     for suffix, unit in UNITS:
         if metric.endswith(suffix):
@@ -104,7 +111,7 @@ def unit_of(metric: str) -> str:
 def describe(metric: str, labels: dict[str, str]) -> str:
     """Name a signal for a sentence: metric words plus its most specific label."""
     name, _, rule = metric.removesuffix("_bucket").partition(":")
-    counted = _PER_WINDOW.search(metric)  # said by the unit ("7/min")
+    counted = _per_window(metric)  # said by the unit ("7/min")
     words = name.replace("_", " ") + (f" ({rule})" if rule and not counted else "")
     if labels.get("level"):
         words = f"{labels['level']} {words}"

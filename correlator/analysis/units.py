@@ -48,14 +48,24 @@ def zero_floors(names: list[str | None]) -> np.ndarray:
     return np.array([unit_step(n) if n else 0.0 for n in names])
 
 
-# A recording rule's operation over a range (``log_lines:count1m``, ``http_requests:rate5m``).
-_OVER_RANGE = re.compile(r":[a-z_]*\d+[smhdwy]$")
+# A recording rule's operation over a range, as Prometheus names them (``level:metric:op``):
+# ``log_lines:count1m``, ``http_requests:rate5m``.
+_OVER_RANGE = re.compile(r":([a-z_]*?)(\d+)([smhdwy])$")
 
 
 @lru_cache(maxsize=4096)
+def range_rule(name: str) -> tuple[str, str, str] | None:
+    """Return a recording rule's operation, range and unit (``count``, ``1``, ``m``), else None."""
+    found = _OVER_RANGE.search(name)
+    if found is None:
+        return None
+    op, count, unit = found.groups()
+    return op, count, unit
+
+
 def over_interval(name: str) -> bool:
     """Say whether a metric's name marks a figure over the interval before each sample."""
-    return bool(_OVER_RANGE.search(name))
+    return range_rule(name) is not None
 
 
 # Unit word of a duration -> seconds.
