@@ -1,4 +1,4 @@
-"""Copies of one signal on sibling series as one suspect, and one metric's wave over many nodes."""
+"""One signal's views (copies, operations, statistics) as one suspect, and one metric's wave."""
 
 from __future__ import annotations
 
@@ -6,11 +6,16 @@ from collections import defaultdict
 
 import numpy as np
 
+from correlator.analysis.ranking import family
 from correlator.analysis.topology import EDGE_LABELS, NODE_LABELS
 
 # Label keys whose values name one of several copies of a subject. A group must still share
 # another label (its model, host or service), so different subjects never merge.
 MEMBER_KEYS = ("instance", "pod", "gpu", "device", "replica", "container", "cpu")
+# Label keys whose values name one operation of a subject (span metrics per span name).
+OPERATION_KEYS = ("span_name",)
+# What the members of a group are called where the label key is not the word.
+_NOUNS = {"span_name": "operation"}
 # Label keys that name where a series is measured (a node, a call's ends, a copy), not what.
 _NOT_METRIC = frozenset(MEMBER_KEYS) | set(NODE_LABELS) | EDGE_LABELS
 
@@ -23,13 +28,24 @@ def subject(name: str, labels: dict[str, str]) -> tuple | None:
     return (name, shared)
 
 
+def signal(name: str, labels: dict[str, str]) -> tuple | None:
+    """Return the signal a series is a view of: its metric family and labels less the view's.
+
+    Copies (pods), operations (span names), statistics and units of one metric (``latency_p99``,
+    ``latency_avg``) are views of one signal: one suspect. None when no label is left to share.
+    """
+    views = (*MEMBER_KEYS, *OPERATION_KEYS)
+    shared = tuple(sorted((k, v) for k, v in labels.items() if k not in views))
+    return (family(name), shared) if shared else None
+
+
 def sibling_counts(names: list[str], labels: list[dict[str, str]]) -> dict[tuple, int]:
-    """Return how many series each group (metric and shared labels) has in all."""
+    """Return how many series each signal has in all, per metric: {(signal, metric): count}."""
     counts: dict[tuple, int] = defaultdict(int)
     for name, lbl in zip(names, labels, strict=True):
-        gid = subject(name, lbl)
+        gid = signal(name, lbl)
         if gid is not None:
-            counts[gid] += 1
+            counts[(gid, name)] += 1
     return counts
 
 
@@ -55,22 +71,25 @@ def first_onsets(
 
 
 def _copies(members: list[dict], total: int) -> str:
-    """Return what the copies are, plural: "instances", "gpus" or "series"."""
-    common = [k for k in MEMBER_KEYS if all(k in m["labels"] for m in members)]
-    noun = common[0] if common else "series"
+    """Return what the members are, plural: "instances", "operations" or "series"."""
+    if len({m["metric"] for m in members}) > 1:
+        return "series"  # several statistics or units of one metric
+    common = [k for k in (*MEMBER_KEYS, *OPERATION_KEYS) if all(k in m["labels"] for m in members)]
+    noun = _NOUNS.get(common[0], common[0]) if common else "series"
     return noun if total == 1 or noun == "series" else f"{noun}s"
 
 
 def group_series(suspects: list[dict], totals: dict[tuple, int]) -> list[dict]:
-    """Merge series suspects that are one signal on sibling series, strongest first.
+    """Merge series suspects that are views of one signal (``signal``), strongest first.
 
-    ``suspects`` are best first; a group takes its strongest member's place, figures and
-    evidence, holds only the shared labels and lists every member under ``members``.
+    ``suspects`` are best first; a group takes its strongest member's place, metric, figures
+    and evidence, holds only the shared labels and lists every member under ``members``.
+    ``totals`` are ``sibling_counts``: the members moved out of how many series.
     """
     groups: dict[tuple, list[dict]] = defaultdict(list)
     order: list[tuple] = []
     for s in suspects:
-        gid = subject(s["metric"], s.get("labels") or {}) if s.get("kind") == "series" else None
+        gid = signal(s["metric"], s.get("labels") or {}) if s.get("kind") == "series" else None
         gid = gid or ("single", id(s))
         if gid not in groups:
             order.append(gid)
@@ -82,10 +101,12 @@ def group_series(suspects: list[dict], totals: dict[tuple, int]) -> list[dict]:
             out.append(members[0])
             continue
         shared = dict(gid[1])
-        total = max(totals.get(gid, 0), len(members))
+        metrics = list(dict.fromkeys(m["metric"] for m in members))
+        total = max(sum(totals.get((gid, m), 0) for m in metrics), len(members))
         head = dict(members[0], labels=shared)
         head["members"] = [
             {
+                "metric": m["metric"],
                 "labels": {k: v for k, v in m["labels"].items() if k not in shared},
                 "score": round(float(m["score"]), 4),
                 "onset": m.get("onset"),
@@ -94,8 +115,10 @@ def group_series(suspects: list[dict], totals: dict[tuple, int]) -> list[dict]:
             }
             for m in members
         ]
+        listed = f": {', '.join(metrics)}" if len(metrics) > 1 else ""
         head["evidence"] = (
-            f"{head['evidence']}; moved on {len(members)} of {total} {_copies(members, total)}"
+            f"{head['evidence']}; moved on {len(members)} of {total} "
+            f"{_copies(head['members'], total)}{listed}"
         )
         out.append(head)
     return out

@@ -400,6 +400,29 @@ def test_latency_that_travels_up_the_calls_is_blamed_on_the_callee_that_failed()
     assert len(callers) == 2 and all(s["score"] < top["score"] for s in callers)
 
 
+def test_one_services_latency_on_many_operations_is_one_suspect_beside_another_cause():
+    def edit(rows, rng, breach):
+        # Cart's server spans slow on six operations at once, far in sigma; the gateway's
+        # CPU rises at the same moment by fewer sigma.
+        for k in range(6):
+            span = (("service", "cart"), ("span_kind", "SPAN_KIND_SERVER"), ("span_name", f"op{k}"))
+            key = ("traces_span_metrics_duration_p99_seconds", span)
+            rows[key] = 0.03 + rng.normal(0, 0.001, len(rows[_client("cart")]))
+            rows[key][breach - 12 :] += 0.45
+        rows[("cpu_usage_cores", (("service", "gateway"),))][breach - 12 :] += 0.3
+
+    bundle = _traced(edit)
+    # Even with no spreading over nodes, the operations do not fill the top of the list.
+    for config in (None, Config(same_node=1.0)):
+        top = analyze(bundle, config=config)["suspects"][:3]
+        cart = [s for s in top if s["metric"] == "traces_span_metrics_duration_p99_seconds"]
+        assert len(cart) == 1 and len(cart[0]["members"]) == 6
+        assert cart[0]["evidence"].endswith("moved on 6 of 6 operations")
+        assert ("cpu_usage_cores", {"service": "gateway"}) in [
+            (s["metric"], s["labels"]) for s in top
+        ]
+
+
 def test_a_call_a_few_milliseconds_slower_does_not_outrank_the_cause_of_a_slow_front():
     n, breach = 720, 600
 

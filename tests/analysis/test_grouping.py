@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from correlator.analysis import analyze
-from correlator.analysis.grouping import first_onsets, group_series, sibling_counts, subject
+from correlator.analysis.grouping import (
+    first_onsets,
+    group_series,
+    sibling_counts,
+    signal,
+    subject,
+)
 from correlator.bundle import read_bundle
 from tests.analysis.conftest import PUBLIC
 
@@ -32,6 +38,36 @@ def test_subject_needs_a_copy_label_and_a_shared_one():
     assert subject("lat", {"service": "a"}) is None  # services are subjects, not copies
 
 
+def test_a_services_span_metric_over_its_operations_is_one_signal():
+    span = {"service": "cart", "span_kind": "SPAN_KIND_SERVER"}
+    names = ["traces_span_metrics_duration_p99_seconds"] * 3
+    labels = [span | {"span_name": f"op{k}"} for k in range(3)]
+    assert subject(names[0], labels[0]) is None  # an operation is no copy of another
+    assert signal(names[0], labels[0]) == ("traces_span_metrics_duration", tuple(span.items()))
+    found = [_suspect(names[0], labels[k], 0.9 - k / 10) for k in (0, 2)]
+    (head,) = group_series(found, sibling_counts(names, labels))
+    assert head["labels"] == span
+    assert [m["labels"] for m in head["members"]] == [{"span_name": "op0"}, {"span_name": "op2"}]
+    assert head["evidence"].endswith("moved on 2 of 3 operations")
+
+
+def test_statistics_of_one_metric_are_one_suspect_that_names_them():
+    db = {"service": "db"}
+    names = ["latency_p99", "latency_avg", "latency_p50", "errors_sum"]
+    found = [
+        _suspect("latency_p99", db, 0.4),
+        _suspect("errors_sum", db, 0.3),
+        _suspect("latency_avg", db, 0.2),
+    ]
+    out = group_series(found, sibling_counts(names, [db] * 4))
+    assert [s["metric"] for s in out] == ["latency_p99", "errors_sum"]
+    assert [m["metric"] for m in out[0]["members"]] == ["latency_p99", "latency_avg"]
+    assert out[0]["labels"] == db and out[0]["score"] == 0.4
+    assert (
+        out[0]["evidence"] == "latency_p99 moved; moved on 2 of 2 series: latency_p99, latency_avg"
+    )
+
+
 def test_copies_fold_into_the_strongest_and_others_keep_their_place():
     found = [
         _suspect("queue", {"model": "m", "instance": "i-2"}, 0.9),
@@ -54,13 +90,13 @@ def test_copies_fold_into_the_strongest_and_others_keep_their_place():
 
 @pytest.mark.skipif(not PUBLIC, reason="public scenarios not found")
 @pytest.mark.parametrize("case", PUBLIC, ids=lambda p: p.name)
-def test_no_two_of_the_top_five_are_one_metric_on_sibling_series(case):
+def test_no_two_of_the_top_five_are_views_of_one_signal(case):
     suspects = analyze(read_bundle(case))["suspects"][:5]
     seen = set()
     for s in suspects:
         if s["kind"] != "series":
             continue
-        key = subject(s["metric"], s["labels"]) or (s["metric"], tuple(sorted(s["labels"].items())))
+        key = signal(s["metric"], s["labels"]) or (s["metric"], tuple(sorted(s["labels"].items())))
         assert key not in seen, (s["metric"], s["labels"])
         seen.add(key)
 
