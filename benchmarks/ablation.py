@@ -51,7 +51,6 @@ NEUTRAL: dict[str, float] = {
     "support_most": 1,
     "explains_ratio": 0.0,
     "wave_nodes": OFF,
-    "same_node": 1.0,
     "censored": 1.0,
     "standing": 1.0,
     "harmless": 1.0,

@@ -65,9 +65,6 @@ class Config:
     explain_candidates: int = 300
     # A resource metric with its onset at one moment on this many nodes or more is one wave.
     wave_nodes: int = 3
-    # Each further suspect on an already listed node is weighted by this once more,
-    # so the top of the list covers several nodes instead of one node's many series.
-    same_node: float = 0.7
     # Weight of an anomaly already present where the onset search starts (onset unseen).
     censored: float = 0.5
     # Weight of a difference from a separately recorded baseline already present where the

@@ -176,18 +176,3 @@ def tie_order(keys: list[tuple], *larger_first: np.ndarray) -> np.ndarray:
 def best_first(score: np.ndarray, tie: np.ndarray) -> np.ndarray:
     """Return row indices by score, best first, equal scores in ``tie`` order."""
     return np.lexsort((tie, -score))
-
-
-def spread_nodes(
-    score: np.ndarray, primary: list[str | None], *, tie: np.ndarray, repeat: float
-) -> np.ndarray:
-    """Weight the n-th best signal of a node by ``repeat ** n`` so nodes alternate at the top."""
-    out = score.copy()
-    seen: dict[str, int] = {}
-    for i in best_first(score, tie)[:1000]:
-        node = primary[i]
-        if node is None or score[i] <= 0:
-            continue
-        out[i] *= repeat ** seen.get(node, 0)
-        seen[node] = seen.get(node, 0) + 1
-    return out

@@ -251,7 +251,6 @@ def explain(
         ),
     }
     score = r.base * ranking.combine(late, exponents(cfg))
-    score = ranking.spread_nodes(score, place.primary, tie=tie, repeat=cfg.same_node)
     return Scored(
         m.signals,
         m.ref,

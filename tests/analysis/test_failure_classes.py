@@ -411,16 +411,11 @@ def test_one_services_latency_on_many_operations_is_one_suspect_beside_another_c
             rows[key][breach - 12 :] += 0.45
         rows[("cpu_usage_cores", (("service", "gateway"),))][breach - 12 :] += 0.3
 
-    bundle = _traced(edit)
-    # Even with no spreading over nodes, the operations do not fill the top of the list.
-    for config in (None, Config(same_node=1.0)):
-        top = analyze(bundle, config=config)["suspects"][:3]
-        cart = [s for s in top if s["metric"] == "traces_span_metrics_duration_p99_seconds"]
-        assert len(cart) == 1 and len(cart[0]["members"]) == 6
-        assert cart[0]["evidence"].endswith("moved on 6 of 6 operations")
-        assert ("cpu_usage_cores", {"service": "gateway"}) in [
-            (s["metric"], s["labels"]) for s in top
-        ]
+    top = analyze(_traced(edit))["suspects"][:3]
+    cart = [s for s in top if s["metric"] == "traces_span_metrics_duration_p99_seconds"]
+    assert len(cart) == 1 and len(cart[0]["members"]) == 6
+    assert cart[0]["evidence"].endswith("moved on 6 of 6 operations")
+    assert ("cpu_usage_cores", {"service": "gateway"}) in [(s["metric"], s["labels"]) for s in top]
 
 
 def test_a_call_a_few_milliseconds_slower_does_not_outrank_the_cause_of_a_slow_front():
