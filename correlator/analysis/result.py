@@ -35,7 +35,7 @@ class Scored:
     who: np.ndarray  # row that explains each row, or -1
     wave: np.ndarray  # nodes of the wave each row moved in (``grouping.waves``), else 0
     changes: list[ChangeScore]
-    factors: dict[str, np.ndarray]  # the score's factors by name (their product)
+    factors: dict[str, np.ndarray]  # the score's factors by name: the score is their product
 
 
 @dataclass(frozen=True, slots=True)
