@@ -14,6 +14,8 @@ from correlator.analysis.topology import EDGE_LABELS, NODE_LABELS
 MEMBER_KEYS = ("instance", "pod", "gpu", "device", "replica", "container", "cpu")
 # Label keys whose values name one operation of a subject (span metrics per span name).
 OPERATION_KEYS = ("span_name",)
+# Label keys that name one view of a signal: a copy or an operation.
+_VIEW_KEYS = (*MEMBER_KEYS, *OPERATION_KEYS)
 # What the members of a group are called where the label key is not the word.
 _NOUNS = {"span_name": "operation"}
 # Label keys that name where a series is measured (a node, a call's ends, a copy), not what.
@@ -34,8 +36,7 @@ def signal(name: str, labels: dict[str, str]) -> tuple | None:
     Copies (pods), operations (span names), statistics and units of one metric (``latency_p99``,
     ``latency_avg``) are views of one signal: one suspect. None when no label is left to share.
     """
-    views = (*MEMBER_KEYS, *OPERATION_KEYS)
-    shared = tuple(sorted((k, v) for k, v in labels.items() if k not in views))
+    shared = tuple(sorted((k, v) for k, v in labels.items() if k not in _VIEW_KEYS))
     return (family(name), shared) if shared else None
 
 
@@ -70,11 +71,11 @@ def first_onsets(
     return began
 
 
-def _copies(members: list[dict], total: int) -> str:
+def _copies(members: list[dict], total: int, metrics: list[str]) -> str:
     """Return what the members are, plural: "instances", "operations" or "series"."""
-    if len({m["metric"] for m in members}) > 1:
+    if len(metrics) > 1:
         return "series"  # several statistics or units of one metric
-    common = [k for k in (*MEMBER_KEYS, *OPERATION_KEYS) if all(k in m["labels"] for m in members)]
+    common = [k for k in _VIEW_KEYS if all(k in m["labels"] for m in members)]
     noun = _NOUNS.get(common[0], common[0]) if common else "series"
     return noun if total == 1 or noun == "series" else f"{noun}s"
 
@@ -118,7 +119,7 @@ def group_series(suspects: list[dict], totals: dict[tuple, int]) -> list[dict]:
         listed = f": {', '.join(metrics)}" if len(metrics) > 1 else ""
         head["evidence"] = (
             f"{head['evidence']}; moved on {len(members)} of {total} "
-            f"{_copies(head['members'], total)}{listed}"
+            f"{_copies(head['members'], total, metrics)}{listed}"
         )
         out.append(head)
     return out

@@ -57,10 +57,7 @@ _OVER_RANGE = re.compile(r":([a-z_]*?)(\d+)([smhdwy])$")
 def range_rule(name: str) -> tuple[str, str, str] | None:
     """Return a recording rule's operation, range and unit (``count``, ``1``, ``m``), else None."""
     found = _OVER_RANGE.search(name)
-    if found is None:
-        return None
-    op, count, unit = found.groups()
-    return op, count, unit
+    return None if found is None else (found[1], found[2], found[3])
 
 
 def over_interval(name: str) -> bool:
